@@ -1,0 +1,83 @@
+package bench
+
+import (
+	"flag"
+	"strconv"
+)
+
+// Config is one worker invocation: the workload, its garbage, the GC policy
+// and the run's size. Its fields map one to one onto worker.py's flags, and
+// its zero-free defaults (DefaultConfig) are worker.py's defaults.
+type Config struct {
+	Model  string // mlp, gpt, resnet or none
+	Device string // auto, cpu, cuda[:i], npu[:i]
+	Policy string // e.g. default, disabled, threshold:700,10,1000, freeze+manual:100
+
+	Steps  int
+	Warmup int
+	Seed   int64
+
+	Batch, Hidden, Layers, Heads, Seq, Vocab, Image, Work int
+	Threads                                               int
+
+	Garbage   string // pattern(s) joined by +, or none
+	Cycles    int    // garbage cycles per step
+	Objects   int    // objects per cycle
+	LongLived int    // tracked objects alive for the whole run
+	Retain    int    // steps each step's garbage stays referenced
+
+	NoRecorder bool // run without the gc callback (to prove it changes nothing)
+}
+
+// DefaultConfig returns worker.py's defaults.
+func DefaultConfig() Config {
+	return Config{
+		Model: "mlp", Device: "auto", Policy: "default",
+		Steps: 100, Warmup: 10, Seed: 1,
+		Batch: 8, Hidden: 256, Layers: 2, Heads: 4, Seq: 64, Vocab: 1024, Image: 32, Work: 20000,
+		Garbage: "none", Cycles: 100, Objects: 4,
+	}
+}
+
+// Args returns the worker's command-line flags for c.
+func (c Config) Args() []string {
+	itoa := strconv.Itoa
+	args := []string{
+		"--model", c.Model, "--device", c.Device, "--policy", c.Policy,
+		"--steps", itoa(c.Steps), "--warmup", itoa(c.Warmup), "--seed", strconv.FormatInt(c.Seed, 10),
+		"--batch", itoa(c.Batch), "--hidden", itoa(c.Hidden), "--layers", itoa(c.Layers),
+		"--heads", itoa(c.Heads), "--seq", itoa(c.Seq), "--vocab", itoa(c.Vocab),
+		"--image", itoa(c.Image), "--work", itoa(c.Work), "--threads", itoa(c.Threads),
+		"--garbage", c.Garbage, "--cycles", itoa(c.Cycles), "--objects", itoa(c.Objects),
+		"--long-lived", itoa(c.LongLived), "--retain", itoa(c.Retain),
+	}
+	if c.NoRecorder {
+		args = append(args, "--no-recorder")
+	}
+	return args
+}
+
+// RegisterFlags binds c's fields to Go-style flags (-model gpt -steps 50).
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.Model, "model", c.Model, "model: mlp, gpt, resnet or none")
+	fs.StringVar(&c.Device, "device", c.Device, "device: auto, cpu, cuda[:i] or npu[:i]")
+	fs.StringVar(&c.Policy, "policy", c.Policy, "GC policy: default, disabled, threshold:T0,T1,T2, freeze, manual:N[:gen], collect-every-step, empty-cache-every-step, joined by +")
+	fs.IntVar(&c.Steps, "steps", c.Steps, "measured steps")
+	fs.IntVar(&c.Warmup, "warmup", c.Warmup, "warm-up steps (recorded, excluded from statistics)")
+	fs.Int64Var(&c.Seed, "seed", c.Seed, "seed for weights, data and garbage")
+	fs.IntVar(&c.Batch, "batch", c.Batch, "batch size")
+	fs.IntVar(&c.Hidden, "hidden", c.Hidden, "hidden width")
+	fs.IntVar(&c.Layers, "layers", c.Layers, "layers")
+	fs.IntVar(&c.Heads, "heads", c.Heads, "gpt: attention heads")
+	fs.IntVar(&c.Seq, "seq", c.Seq, "gpt: sequence length")
+	fs.IntVar(&c.Vocab, "vocab", c.Vocab, "gpt: vocabulary size")
+	fs.IntVar(&c.Image, "image", c.Image, "resnet: input image size")
+	fs.IntVar(&c.Work, "work", c.Work, "model none: loop iterations per step")
+	fs.IntVar(&c.Threads, "threads", c.Threads, "torch intra-op threads (0: torch's default)")
+	fs.StringVar(&c.Garbage, "garbage", c.Garbage, "garbage pattern(s) joined by +: pairs, ring, graph, tensor-holders, traceback, logdict, or none")
+	fs.IntVar(&c.Cycles, "cycles", c.Cycles, "garbage cycles per step")
+	fs.IntVar(&c.Objects, "objects", c.Objects, "objects per cycle")
+	fs.IntVar(&c.LongLived, "long-lived", c.LongLived, "tracked objects alive for the whole run")
+	fs.IntVar(&c.Retain, "retain", c.Retain, "steps each step's garbage stays referenced before it dies")
+	fs.BoolVar(&c.NoRecorder, "no-recorder", c.NoRecorder, "do not install the gc callback")
+}

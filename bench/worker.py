@@ -1,0 +1,939 @@
+"""gcjitter step worker: one training process whose every step and every
+garbage collection is recorded.
+
+The worker runs a synthetic training loop (a torch model, or pure Python for
+hosts without torch), makes seeded cyclic garbage in plain Python objects each
+step, applies one GC policy, and writes a versioned JSON-lines record stream
+(meta, step..., end | error) to a channel of its own (--records-fd or
+--records), never to stdout/stderr, which belong to the workload.
+
+Constraints that shape this file:
+  * standard library plus torch (torch_npu when importable); CPython 3.8-3.14,
+    free-threaded builds included, so no syntax newer than 3.8;
+  * nothing inside the timed region or the gc callback may allocate objects
+    the collector tracks, or the recorder would move the schedule it observes:
+    events go into preallocated arrays and step records are formatted by hand;
+  * every step record is written with one os.write, so a crash loses nothing
+    already measured.
+
+The Go side (bench/records.go) owns the schema; keep SCHEMA in step with it.
+"""
+
+import array
+import gc
+import os
+import random
+import sys
+import time
+
+SCHEMA = 1
+EXIT_USAGE = 2
+EXIT_RUNTIME = 3
+
+perf_counter_ns = time.perf_counter_ns
+
+
+class UsageError(Exception):
+    """A bad flag, model, device or policy: reported before any step runs."""
+
+
+# --------------------------------------------------------------------------
+# GC policies
+
+
+class Policy(object):
+    """A parsed GC policy: what to set up before the loop and what to do at
+    each step boundary. Parsing is strict so a typo never silently measures
+    the default collector."""
+
+    __slots__ = ("text", "disabled", "threshold", "freeze", "manual_every",
+                 "manual_gen", "collect_every_step", "empty_cache_every_step")
+
+    def __init__(self, text):
+        self.text = text
+        self.disabled = False
+        self.threshold = None
+        self.freeze = False
+        self.manual_every = 0
+        self.manual_gen = 2
+        self.collect_every_step = False
+        self.empty_cache_every_step = False
+
+    @property
+    def has_step_action(self):
+        return (self.manual_every > 0 or self.collect_every_step
+                or self.empty_cache_every_step)
+
+
+def _int_field(text, what, lo, hi):
+    try:
+        v = int(text, 10)
+    except ValueError:
+        raise UsageError("%s must be an integer, got %r" % (what, text))
+    if v < lo or (hi is not None and v > hi):
+        rng = ">= %d" % lo if hi is None else "in %d..%d" % (lo, hi)
+        raise UsageError("%s must be %s, got %d" % (what, rng, v))
+    return v
+
+
+def parse_policy(text):
+    """Parse a policy such as "default", "threshold:700,10,1000" or
+    "freeze+manual:100:1". Raises UsageError naming the bad part."""
+    p = Policy(text)
+    if not text:
+        raise UsageError("empty GC policy")
+    parts = text.split("+")
+    seen = set()
+    for part in parts:
+        name, _, arg = part.partition(":")
+        if name in seen:
+            raise UsageError("policy %r: %r given twice" % (text, name))
+        seen.add(name)
+        if name in ("default", "disabled", "freeze", "collect-every-step",
+                    "empty-cache-every-step") and arg:
+            raise UsageError("policy %r: %r takes no argument" % (text, name))
+        if name == "default":
+            if len(parts) > 1:
+                raise UsageError("policy %r: 'default' cannot be combined" % text)
+        elif name == "disabled":
+            p.disabled = True
+        elif name == "threshold":
+            fields = arg.split(",")
+            if not arg or len(fields) > 3:
+                raise UsageError("policy %r: threshold needs 1 to 3 integers: threshold:T0[,T1[,T2]]" % text)
+            p.threshold = tuple(_int_field(f, "threshold value", 0, None) for f in fields)
+        elif name == "freeze":
+            p.freeze = True
+        elif name == "manual":
+            fields = arg.split(":")
+            if not arg or len(fields) > 2:
+                raise UsageError("policy %r: manual needs an interval: manual:N[:gen]" % text)
+            p.manual_every = _int_field(fields[0], "manual interval N", 1, None)
+            if len(fields) == 2:
+                p.manual_gen = _int_field(fields[1], "manual generation", 0, 2)
+        elif name == "collect-every-step":
+            p.collect_every_step = True
+        elif name == "empty-cache-every-step":
+            p.empty_cache_every_step = True
+        else:
+            raise UsageError(
+                "policy %r: unknown part %r (want default, disabled, threshold:T0,T1,T2, "
+                "freeze, manual:N[:gen], collect-every-step, empty-cache-every-step, joined by +)"
+                % (text, part))
+    if p.disabled and (p.threshold is not None or p.manual_every):
+        raise UsageError("policy %r: 'disabled' conflicts with threshold/manual (manual already disables automatic GC)" % text)
+    if p.manual_every and (p.threshold is not None or p.collect_every_step):
+        raise UsageError("policy %r: manual disables automatic GC; it cannot be combined with threshold or collect-every-step" % text)
+    return p
+
+
+# --------------------------------------------------------------------------
+# Devices
+
+
+class Device(object):
+    """Where the model runs and how to wait for it. synchronize is None on
+    cpu so the timed region pays nothing for it."""
+
+    __slots__ = ("kind", "index", "torch_device", "name", "synchronize",
+                 "memory_allocated", "empty_cache", "module")
+
+    def __init__(self, kind, index, torch_device, name, module=None):
+        self.kind = kind
+        self.index = index
+        self.torch_device = torch_device
+        self.name = name
+        self.module = module
+        self.synchronize = None
+        self.memory_allocated = None
+        self.empty_cache = None
+        if module is not None:
+            self.synchronize = module.synchronize
+            self.memory_allocated = module.memory_allocated
+            self.empty_cache = module.empty_cache
+
+
+def _parse_device(spec):
+    kind, _, idx = spec.partition(":")
+    if kind not in ("auto", "cpu", "cuda", "npu"):
+        raise UsageError("unknown device %r (want auto, cpu, cuda[:i] or npu[:i])" % spec)
+    if idx and kind in ("auto", "cpu"):
+        raise UsageError("device %r takes no index" % spec)
+    index = _int_field(idx, "device index", 0, None) if idx else 0
+    return kind, index
+
+
+def _import_torch_npu():
+    """torch_npu registers torch.npu when imported; absent on most hosts."""
+    try:
+        import torch_npu  # noqa: F401
+    except ImportError:
+        return None
+    return torch_npu
+
+
+def resolve_device(spec, torch):
+    """Resolve auto|cpu|cuda[:i]|npu[:i]. auto prefers npu, then cuda, then cpu."""
+    kind, index = _parse_device(spec)
+    if torch is None:
+        if kind in ("auto", "cpu"):
+            return Device("cpu", 0, None, "cpu")
+        raise UsageError("device %r needs torch, which is not importable" % spec)
+    if kind in ("auto", "npu"):
+        npu = None
+        if _import_torch_npu() is not None:
+            npu = getattr(torch, "npu", None)
+        if npu is not None and npu.is_available():
+            if index >= npu.device_count():
+                raise UsageError("device npu:%d: only %d npu devices" % (index, npu.device_count()))
+            npu.set_device(index)
+            return Device("npu", index, "npu:%d" % index, _safe_name(npu, index), npu)
+        if kind == "npu":
+            raise UsageError("device %r: torch_npu is not importable or no npu is available" % spec)
+    if kind in ("auto", "cuda"):
+        cuda = torch.cuda
+        if cuda.is_available():
+            if index >= cuda.device_count():
+                raise UsageError("device cuda:%d: only %d cuda devices" % (index, cuda.device_count()))
+            cuda.set_device(index)
+            return Device("cuda", index, "cuda:%d" % index, _safe_name(cuda, index), cuda)
+        if kind == "cuda":
+            raise UsageError("device %r: torch.cuda is not available (torch %s)" % (spec, torch.__version__))
+    return Device("cpu", 0, "cpu", "cpu")
+
+
+def _safe_name(module, index):
+    try:
+        return str(module.get_device_name(index))
+    except Exception as e:  # a name is provenance, not worth failing over
+        return "unknown (%s)" % e
+
+
+# --------------------------------------------------------------------------
+# Models: each build_* returns step(), one optimizer step on a fixed
+# synthetic batch that returns the tensors the step produced.
+
+
+def build_model(args, torch, device):
+    if args.model == "none":
+        return _build_none(args)
+    if torch is None:
+        raise UsageError("model %r needs torch; use -model none on hosts without it" % args.model)
+    torch.manual_seed(args.seed)
+    dev = device.torch_device
+    if args.model == "mlp":
+        return _build_mlp(args, torch, dev)
+    if args.model == "gpt":
+        return _build_gpt(args, torch, dev)
+    if args.model == "resnet":
+        return _build_resnet(args, torch, dev)
+    raise UsageError("unknown model %r (want mlp, gpt, resnet or none)" % args.model)
+
+
+def _build_none(args):
+    work = args.work
+
+    def step():
+        # Integers are not tracked by the collector, so this loop costs time
+        # and makes no garbage of its own.
+        acc = 0
+        for k in range(work):
+            acc += k * k
+        return None
+    return step
+
+
+def _train_step(torch, model, opt, loss_fn):
+    def step():
+        opt.zero_grad()
+        out, loss = loss_fn(model)
+        loss.backward()
+        opt.step()
+        return out
+    return step
+
+
+def _build_mlp(args, torch, dev):
+    nn = torch.nn
+    layers = []
+    width = args.hidden
+    for _ in range(args.layers):
+        layers += [nn.Linear(width, width), nn.ReLU()]
+    layers.append(nn.Linear(width, 1))
+    model = nn.Sequential(*layers).to(dev)
+    x = torch.randn(args.batch, width, device=dev)
+    y = torch.randn(args.batch, 1, device=dev)
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+
+    def loss_fn(m):
+        out = m(x)
+        return out, nn.functional.mse_loss(out, y)
+    return _train_step(torch, model, opt, loss_fn)
+
+
+def _build_gpt(args, torch, dev):
+    nn = torch.nn
+    F = nn.functional
+    d, heads, seq, vocab = args.hidden, args.heads, args.seq, args.vocab
+    if d % heads:
+        raise UsageError("gpt: hidden (%d) must be a multiple of heads (%d)" % (d, heads))
+
+    class Block(nn.Module):
+        def __init__(self):
+            super(Block, self).__init__()
+            self.ln1 = nn.LayerNorm(d)
+            self.qkv = nn.Linear(d, 3 * d)
+            self.proj = nn.Linear(d, d)
+            self.ln2 = nn.LayerNorm(d)
+            self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+        def forward(self, x, mask):
+            b, t, _ = x.shape
+            q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
+            q = q.view(b, t, heads, d // heads).transpose(1, 2)
+            k = k.view(b, t, heads, d // heads).transpose(1, 2)
+            v = v.view(b, t, heads, d // heads).transpose(1, 2)
+            att = (q @ k.transpose(-2, -1)) * (1.0 / (d // heads) ** 0.5)
+            att = att.masked_fill(mask[:t, :t], float("-inf")).softmax(dim=-1)
+            y = (att @ v).transpose(1, 2).reshape(b, t, d)
+            x = x + self.proj(y)
+            return x + self.mlp(self.ln2(x))
+
+    class GPT(nn.Module):
+        def __init__(self):
+            super(GPT, self).__init__()
+            self.tok = nn.Embedding(vocab, d)
+            self.pos = nn.Embedding(seq, d)
+            self.blocks = nn.ModuleList([Block() for _ in range(args.layers)])
+            self.ln = nn.LayerNorm(d)
+            self.head = nn.Linear(d, vocab, bias=False)
+            self.register_buffer("mask", torch.triu(torch.ones(seq, seq, dtype=torch.bool), 1))
+            self.register_buffer("positions", torch.arange(seq))
+
+        def forward(self, idx):
+            x = self.tok(idx) + self.pos(self.positions[: idx.shape[1]])
+            for blk in self.blocks:
+                x = blk(x, self.mask)
+            return self.head(self.ln(x))
+
+    model = GPT().to(dev)
+    tokens = torch.randint(0, vocab, (args.batch, seq + 1), device=dev)
+    inputs, targets = tokens[:, :-1], tokens[:, 1:]
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+
+    def loss_fn(m):
+        logits = m(inputs)
+        return logits, F.cross_entropy(logits.reshape(-1, vocab), targets.reshape(-1))
+    return _train_step(torch, model, opt, loss_fn)
+
+
+def _build_resnet(args, torch, dev):
+    try:
+        import torchvision
+    except ImportError:
+        raise UsageError("model resnet needs torchvision, which is not importable "
+                         "(Debian: apt-get install --no-install-recommends python3-torchvision)")
+    model = torchvision.models.resnet18(num_classes=10).to(dev)
+    x = torch.randn(args.batch, 3, args.image, args.image, device=dev)
+    y = torch.randint(0, 10, (args.batch,), device=dev)
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
+
+    def loss_fn(m):
+        out = m(x)
+        return out, torch.nn.functional.cross_entropy(out, y)
+    return _train_step(torch, model, opt, loss_fn)
+
+
+# --------------------------------------------------------------------------
+# Cyclic garbage. Plain Python objects only: the autograd graph's own cycles
+# live in C++ and are invisible to the collector.
+
+
+class Node(object):
+    """One garbage object; instances and their __dict__ are tracked."""
+
+    def __init__(self, payload=None):
+        self.next = None
+        self.payload = payload
+
+
+def _pairs(rng, n, size, tensors, keep):
+    for _ in range(n):
+        a, b = Node(), Node()
+        a.next, b.next = b, a
+        if keep is not None:
+            keep.append(a)
+
+
+def _ring(rng, n, size, tensors, keep):
+    for _ in range(n):
+        first = prev = Node()
+        for _ in range(size - 1):
+            node = Node()
+            prev.next = node
+            prev = node
+        prev.next = first
+        if keep is not None:
+            keep.append(first)
+
+
+def _graph(rng, n, size, tensors, keep):
+    # A random digraph with out-degree 2: almost surely cyclic, and the ring
+    # edge makes sure every node is on a cycle.
+    randrange = rng.randrange
+    for _ in range(n):
+        nodes = [Node() for _ in range(size)]
+        for k in range(size):
+            nodes[k].next = nodes[(k + 1) % size]
+            nodes[k].payload = nodes[randrange(size)]
+        if keep is not None:
+            keep.append(nodes[0])
+        del nodes
+
+
+def _tensor_holders(rng, n, size, tensors, keep):
+    # Cycles that keep this step's tensors alive until a collection frees
+    # them, as a model that stores activations in a self-referencing
+    # structure does: device memory then rises and falls with the GC.
+    for _ in range(n):
+        first = prev = Node(tensors)
+        for _ in range(size - 1):
+            node = Node(tensors)
+            prev.next = node
+            prev = node
+        prev.next = first
+        if keep is not None:
+            keep.append(first)
+
+
+def _raise_and_keep(depth):
+    if depth > 0:
+        return _raise_and_keep(depth - 1)
+    try:
+        raise ValueError("gcjitter synthetic error")
+    except ValueError as e:
+        err = e  # e -> traceback -> this frame -> err: a cycle
+        return err
+
+
+def _traceback(rng, n, size, tensors, keep):
+    for _ in range(n):
+        holder = Node(_raise_and_keep(max(size - 1, 0)))
+        holder.next = holder
+        if keep is not None:
+            keep.append(holder)
+
+
+def _logdict(rng, n, size, tensors, keep):
+    # Logging/metrics dicts with back references to their parent.
+    for _ in range(n):
+        root = {"step": n, "children": []}
+        for k in range(size - 1):
+            root["children"].append({"parent": root, "k": k})
+        if keep is not None:
+            keep.append(root)
+
+
+PATTERNS = {
+    "pairs": _pairs,
+    "ring": _ring,
+    "graph": _graph,
+    "tensor-holders": _tensor_holders,
+    "traceback": _traceback,
+    "logdict": _logdict,
+}
+
+
+def parse_garbage(text):
+    if text in ("", "none"):
+        return []
+    out = []
+    for name in text.split("+"):
+        if name not in PATTERNS:
+            raise UsageError("unknown garbage pattern %r (want %s, or none; join with +)"
+                             % (name, ", ".join(sorted(PATTERNS))))
+        out.append(PATTERNS[name])
+    return out
+
+
+def build_long_lived(k):
+    """K tracked objects that live for the whole run: the heap a full
+    collection has to traverse, and the base of the 25% rule that decides
+    when CPython runs one."""
+    return [Node(i) for i in range(k)]
+
+
+# --------------------------------------------------------------------------
+# The recorder: gc.callbacks writing into preallocated arrays.
+
+
+class Recorder(object):
+    """Collects GC events without allocating tracked objects in the
+    callback: the callback only stores integers into arrays."""
+
+    def __init__(self, capacity):
+        z = array.array("q", [0]) * capacity
+        self.cap = capacity
+        self.t = z
+        self.ns = array.array("q", z)
+        self.gen = array.array("q", z)
+        self.collected = array.array("q", z)
+        self.uncollectable = array.array("q", z)
+        self.manual = array.array("q", z)
+        self.state = array.array("q", [0, 0, 0, 0])  # n, lost, start, in_manual
+        self.totals = array.array("q", [0, 0, 0])
+        state, t, ns, gen = self.state, self.t, self.ns, self.gen
+        col, unc, man, totals, cap = self.collected, self.uncollectable, self.manual, self.totals, capacity
+
+        def on_gc(phase, info):
+            if phase == "start":
+                state[2] = perf_counter_ns()
+                return
+            end = perf_counter_ns()
+            g = info["generation"]
+            if 0 <= g < 3:
+                totals[g] += 1
+            i = state[0]
+            if i < cap:
+                t[i] = state[2]
+                ns[i] = end - state[2]
+                gen[i] = g
+                col[i] = info["collected"]
+                unc[i] = info["uncollectable"]
+                man[i] = state[3]
+                state[0] = i + 1
+            else:
+                state[1] += 1
+        self.callback = on_gc
+
+    def install(self):
+        gc.callbacks.append(self.callback)
+
+    def remove(self):
+        if self.callback in gc.callbacks:
+            gc.callbacks.remove(self.callback)
+
+    def take(self, t0):
+        """Format and clear the buffered events as a JSON array. Events that
+        started before t0 (the step's start) happened between steps."""
+        n = self.state[0]
+        if n == 0:
+            return "[]", 0
+        s = "["
+        for i in range(n):
+            if i:
+                s += ","
+            s += '{"gen":%d,"ns":%d,"collected":%d,"uncollectable":%d,"in_step":%s,"manual":%s}' % (
+                self.gen[i], self.ns[i], self.collected[i], self.uncollectable[i],
+                "true" if self.t[i] >= t0 else "false",
+                "true" if self.manual[i] else "false")
+        s += "]"
+        # Events fired while formatting belong to the next record.
+        extra = self.state[0] - n
+        for k in range(extra):
+            for a in (self.t, self.ns, self.gen, self.collected, self.uncollectable, self.manual):
+                a[k] = a[n + k]
+        self.state[0] = extra
+        lost = self.state[1]
+        self.state[1] = 0
+        return s, lost
+
+
+# --------------------------------------------------------------------------
+# Record stream
+
+
+class Stream(object):
+    """The record channel. Each record is one line written with a single
+    os.write, so a reader never sees half a record from a live worker and a
+    crash loses only the step in progress."""
+
+    def __init__(self, fd):
+        self.fd = fd
+
+    def write_line(self, line):
+        data = (line + "\n").encode("utf-8")
+        while data:
+            n = os.write(self.fd, data)
+            data = data[n:]
+
+    def write_obj(self, obj):
+        import json
+        self.write_line(json.dumps(obj, sort_keys=True, default=str, allow_nan=False))
+
+
+def _rss_reader():
+    """RSS in bytes from /proc/self/statm, read without allocating tracked
+    objects; None where /proc is absent."""
+    try:
+        fd = os.open("/proc/self/statm", os.O_RDONLY)
+    except OSError:
+        return None
+    page = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+    def rss():
+        b = os.pread(fd, 64, 0)
+        i = b.index(b" ")
+        j = b.index(b" ", i + 1)
+        return int(b[i + 1:j]) * page
+    return rss
+
+
+# --------------------------------------------------------------------------
+# Provenance
+
+
+def _cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+    return platform.processor() or None
+
+
+def meta_record(args, torch, device, policy, recorder_on, notes):
+    import platform
+    import socket
+    free_threaded = bool(getattr(sys, "_is_gil_enabled", None)) and not sys._is_gil_enabled()
+    cuda_ver = getattr(getattr(torch, "version", None), "cuda", None) if torch else None
+    npu_ver = cann = None
+    if device.kind == "npu":
+        npu_mod = sys.modules.get("torch_npu")
+        npu_ver = getattr(npu_mod, "__version__", None)
+        cann = getattr(getattr(npu_mod, "version", None), "cann", None) or os.environ.get("ASCEND_TOOLKIT_HOME")
+    return {
+        "type": "meta",
+        "schema": SCHEMA,
+        "python": {
+            "version": platform.python_version(),
+            "implementation": platform.python_implementation(),
+            "build": " ".join(platform.python_build()),
+            "compiler": platform.python_compiler(),
+            "executable": sys.executable,
+            "free_threaded": free_threaded,
+        },
+        "torch": getattr(torch, "__version__", None) if torch else None,
+        "torch_npu": npu_ver,
+        "cuda": cuda_ver,
+        "cann": cann,
+        "device": {"kind": device.kind, "index": device.index, "name": device.name},
+        "gc": {
+            "enabled": gc.isenabled(),
+            "thresholds": list(gc.get_threshold()),
+            "freeze_count": gc.get_freeze_count(),
+            "stats": gc.get_stats(),
+        },
+        "policy": policy.text,
+        "model": args.model,
+        "sizes": {"batch": args.batch, "hidden": args.hidden, "layers": args.layers,
+                  "heads": args.heads, "seq": args.seq, "vocab": args.vocab,
+                  "image": args.image, "work": args.work},
+        "garbage": {"pattern": args.garbage, "cycles": args.cycles,
+                    "objects": args.objects, "long_lived": args.long_lived,
+                    "retain": args.retain},
+        "allocator": {k: os.environ[k] for k in ("PYTHONMALLOC", "PYTORCH_CUDA_ALLOC_CONF",
+                                                  "PYTORCH_NPU_ALLOC_CONF") if k in os.environ},
+        "threads": torch.get_num_threads() if torch else None,
+        "seed": args.seed,
+        "hash_seed": os.environ.get("PYTHONHASHSEED"),
+        "pid": os.getpid(),
+        "rank": int(os.environ.get("RANK", "0")),
+        "world_size": int(os.environ.get("WORLD_SIZE", "1")),
+        "host": socket.gethostname(),
+        "cpu_model": _cpu_model(),
+        "steps": args.steps,
+        "warmup": args.warmup,
+        "recorder": recorder_on,
+        "notes": notes,
+    }
+
+
+# --------------------------------------------------------------------------
+# The loop
+
+
+def run(args, stream, torch):
+    policy = parse_policy(args.policy)
+    patterns = parse_garbage(args.garbage)
+    device = resolve_device(args.device, torch)
+    notes = []
+    empty_cache = None
+    if policy.empty_cache_every_step:
+        if device.empty_cache is None:
+            notes.append("empty-cache-every-step: not applicable on %s; no cache is released" % device.kind)
+        else:
+            empty_cache = device.empty_cache
+    if torch is not None and args.threads > 0:
+        torch.set_num_threads(args.threads)
+    step_fn = build_model(args, torch, device)
+
+    rng = random.Random(args.seed)
+    long_lived = build_long_lived(args.long_lived)
+    retained = [None] * args.retain if args.retain > 0 else None
+
+    # Start every run from the same collector state: the heap built above is
+    # old, nothing is pending, counts are zero. Then apply the policy.
+    gc.collect()
+    if policy.threshold is not None:
+        t = list(gc.get_threshold())
+        t[: len(policy.threshold)] = policy.threshold
+        gc.set_threshold(*t)
+    if policy.disabled or policy.manual_every:
+        gc.disable()
+
+    recorder = Recorder(args.event_capacity) if args.recorder else None
+    stream.write_obj(meta_record(args, torch, device, policy, args.recorder, notes))
+    stats0 = gc.get_stats()
+    if recorder is not None:
+        recorder.install()
+
+    sync = device.synchronize
+    dev_mem = device.memory_allocated
+    rss = _rss_reader()
+    cycles, objects = args.cycles, args.objects
+    manual_every, manual_gen = policy.manual_every, policy.manual_gen
+    collect_every = policy.collect_every_step
+    has_action = policy.has_step_action
+    freeze_at = args.warmup if policy.freeze else -1
+    state = recorder.state if recorder is not None else array.array("q", [0, 0, 0, 0])
+    total = args.warmup + args.steps
+    collect = gc.collect
+    if freeze_at == 0:
+        gc.freeze()
+    wall0 = perf_counter_ns()
+    for i in range(total):
+        if i == freeze_at and i > 0:
+            gc.freeze()
+        t0 = perf_counter_ns()
+        # ---- timed region: the step, its garbage, the policy's step-
+        # boundary action, and the device sync that makes the time real.
+        out = step_fn()
+        keep = [] if retained is not None else None
+        for make in patterns:
+            make(rng, cycles, objects, out, keep)
+        scheduled = False
+        if has_action:
+            if manual_every and (i + 1) % manual_every == 0:
+                state[3] = 1
+                collect(manual_gen)
+                state[3] = 0
+                scheduled = True
+            elif collect_every:
+                state[3] = 1
+                collect()
+                state[3] = 0
+                scheduled = True
+            if empty_cache is not None:
+                empty_cache()
+        if sync is not None:
+            sync()
+        t1 = perf_counter_ns()
+        # ---- end of timed region
+        if retained is not None:
+            # Keep this step's garbage alive for `retain` steps, so it
+            # survives young collections and is promoted before it dies, as
+            # state that real loops hold across steps (logged losses, cached
+            # batches) is: this is what feeds CPython's gen-2 trigger.
+            retained[i % args.retain] = keep
+            keep = None
+        out = None
+        if recorder is not None:
+            events, lost = recorder.take(t0)
+        else:
+            events, lost = "[]", 0
+        c0, c1, c2 = gc.get_count()
+        stream.write_line(
+            '{"type":"step","i":%d,"warmup":%s,"ns":%d,"gc":%s,"lost":%d,"sched":%s,'
+            '"count":[%d,%d,%d],"rss":%s,"dev_mem":%s}' % (
+                i, "true" if i < args.warmup else "false", t1 - t0, events, lost,
+                "true" if scheduled else "false", c0, c1, c2,
+                rss() if rss is not None else "null",
+                dev_mem() if dev_mem is not None else "null"))
+    wall = perf_counter_ns() - wall0
+    if recorder is not None:
+        recorder.remove()
+    stats1 = gc.get_stats()
+    del long_lived, retained
+    stream.write_obj({
+        "type": "end",
+        "steps": total,
+        "wall_ns": wall,
+        "gc_stats": [{k: stats1[g][k] - stats0[g].get(k, 0) for k in stats1[g]} for g in range(len(stats1))],
+        "recorded": list(recorder.totals) if recorder is not None else None,
+        "freeze_count": gc.get_freeze_count(),
+    })
+
+
+# --------------------------------------------------------------------------
+# Harness overhead measurement (used by bench's Go benchmark)
+
+
+def measure_overhead(n):
+    """Per-step time the harness adds inside the timed region and the cost
+    of one recorded GC event, each next to its bare equivalent."""
+    import json
+    pc = perf_counter_ns
+    gc.disable()
+    # Bare loop: the cheapest timed loop body Python allows.
+    t0 = pc()
+    for _ in range(n):
+        pc()
+    bare_loop = (pc() - t0) / n
+    # Inside the timed region with model none (work 0), no garbage, no
+    # policy action, cpu: what a step reports when the step itself is empty.
+    step_fn = _build_none(type("A", (), {"work": 0})())
+    inside = 0
+    for _ in range(n):
+        a = pc()
+        out = step_fn()
+        if False:
+            pass
+        b = pc()
+        inside += b - a
+    inside /= n
+    # Bare step call, for the ratio.
+    t0 = pc()
+    for _ in range(n):
+        step_fn()
+    bare_step = (pc() - t0) / n
+    # One GC event: gc.collect(0) on an empty young generation, with and
+    # without the recorder installed.
+    m = max(n // 10, 1000)
+    t0 = pc()
+    for _ in range(m):
+        gc.collect(0)
+    bare_gc = (pc() - t0) / m
+    rec = Recorder(16)
+    rec.install()
+    t0 = pc()
+    for _ in range(m):
+        gc.collect(0)
+        rec.state[0] = 0
+    with_rec = (pc() - t0) / m
+    rec.remove()
+    gc.enable()
+    return json.dumps({
+        "bare_loop_ns": bare_loop,
+        "bare_step_ns": bare_step,
+        "timed_region_empty_step_ns": inside,
+        "instrumentation_ns_per_step": max(inside - 0.0, 0.0),
+        "bare_gc0_ns": bare_gc,
+        "recorded_gc0_ns": with_rec,
+        "recorder_ns_per_event": with_rec - bare_gc,
+    }, sort_keys=True)
+
+
+# --------------------------------------------------------------------------
+# Entry point
+
+
+def _parser():
+    import argparse
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message):
+            raise UsageError(message)
+
+    p = Parser(prog="gcjitter-worker", description=__doc__.split("\n\n")[0])
+    a = p.add_argument
+    a("--model", default="mlp", help="mlp, gpt, resnet or none")
+    a("--device", default="auto", help="auto, cpu, cuda[:i] or npu[:i]")
+    a("--policy", default="default", help="GC policy, e.g. default, disabled, threshold:700,10,1000, freeze+manual:100")
+    a("--steps", type=int, default=100, help="measured steps")
+    a("--warmup", type=int, default=10, help="warm-up steps, recorded but flagged")
+    a("--seed", type=int, default=1, help="seed for weights, data and garbage")
+    a("--batch", type=int, default=8)
+    a("--hidden", type=int, default=256)
+    a("--layers", type=int, default=2)
+    a("--heads", type=int, default=4)
+    a("--seq", type=int, default=64)
+    a("--vocab", type=int, default=1024)
+    a("--image", type=int, default=32, help="resnet input size")
+    a("--work", type=int, default=20000, help="model none: loop iterations per step")
+    a("--threads", type=int, default=0, help="torch intra-op threads (0: torch's default)")
+    a("--garbage", default="none", help="pattern(s) joined by +: %s, or none" % ", ".join(sorted(PATTERNS)))
+    a("--cycles", type=int, default=100, help="garbage cycles per step")
+    a("--objects", type=int, default=4, help="objects per cycle")
+    a("--long-lived", type=int, default=0, help="tracked objects alive for the whole run")
+    a("--retain", type=int, default=0, help="keep each step's garbage alive for this many steps")
+    a("--event-capacity", type=int, default=4096, help="GC events buffered per step")
+    a("--no-recorder", dest="recorder", action="store_false", help="do not install the gc callback")
+    a("--records-fd", type=int, default=-1, help="write records to this inherited file descriptor")
+    a("--records", default="", help="write records to this file (default: stdout when neither is given)")
+    a("--check", action="store_true", help="validate the arguments and exit")
+    a("--measure-overhead", type=int, default=0, metavar="N", help="print harness overhead over N steps and exit")
+    return p
+
+
+def _validate(args):
+    for name, lo in (("steps", 0), ("warmup", 0), ("batch", 1), ("hidden", 1), ("layers", 0),
+                     ("heads", 1), ("seq", 1), ("vocab", 2), ("image", 8), ("work", 0),
+                     ("threads", 0), ("cycles", 0), ("objects", 1), ("long_lived", 0),
+                     ("retain", 0), ("event_capacity", 1)):
+        v = getattr(args, name)
+        if v < lo:
+            raise UsageError("--%s must be >= %d, got %d" % (name.replace("_", "-"), lo, v))
+    if args.model not in ("mlp", "gpt", "resnet", "none"):
+        raise UsageError("unknown model %r (want mlp, gpt, resnet or none)" % args.model)
+    parse_policy(args.policy)
+    parse_garbage(args.garbage)
+    _parse_device(args.device)
+
+
+def _open_stream(args):
+    if args.records_fd >= 0:
+        return Stream(args.records_fd)
+    if args.records:
+        return Stream(os.open(args.records, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
+    return Stream(sys.stdout.fileno())
+
+
+def main(argv=None):
+    stream = None
+    try:
+        args = _parser().parse_args(argv)
+        if args.measure_overhead:
+            print(measure_overhead(args.measure_overhead))
+            return 0
+        if not args.check:
+            stream = _open_stream(args)
+        _validate(args)
+        if args.check:
+            return 0
+        torch = None
+        if args.model != "none" or args.device not in ("auto", "cpu"):
+            try:
+                import torch
+            except ImportError as e:
+                raise UsageError("torch is not importable by %s (%s); install it "
+                                 "(Debian: apt-get install --no-install-recommends python3-torch) "
+                                 "or pass the interpreter that has it" % (sys.executable, e))
+        run(args, stream, torch)
+        return 0
+    except UsageError as e:
+        msg = str(e)
+        kind, code = "usage", EXIT_USAGE
+    except BrokenPipeError:
+        return 0  # the reader went away: nothing left to tell it
+    except KeyboardInterrupt:
+        msg, kind, code = "interrupted", "interrupted", 130
+    except Exception as e:
+        import traceback
+        msg = "%s: %s" % (type(e).__name__, e)
+        kind, code = "runtime", EXIT_RUNTIME
+        traceback.print_exc()
+    sys.stderr.write("gcjitter-worker: %s\n" % msg)
+    if stream is not None:
+        try:
+            stream.write_obj({"type": "error", "kind": kind, "message": msg})
+        except OSError:
+            pass
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

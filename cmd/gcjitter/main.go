@@ -1,0 +1,66 @@
+// Command gcjitter benchmarks garbage-collection jitter in PyTorch training.
+//
+// Usage:
+//
+//	gcjitter worker [flags]      run one worker process and summarise its records
+//	gcjitter worker -script      print the embedded worker program
+//	gcjitter version
+//
+// Exit codes: 0 success; 1 regression found; 2 bad usage or bad input;
+// 3 infrastructure failure (worker crashed, hung, interpreter missing), with
+// everything already measured kept.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// Exit codes (contract, see DESIGN.md).
+const (
+	exitOK          = 0
+	exitRegression  = 1
+	exitUsage       = 2
+	exitInfra       = 3
+	exitInterrupted = 130
+)
+
+const usage = `usage: gcjitter <command> [flags]
+
+commands:
+  worker     run one worker process and summarise its records
+  version    print the version
+
+Run 'gcjitter <command> -h' for a command's flags.
+`
+
+// run is main without the process: tests call it with buffers.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "worker":
+		return cmdWorker(ctx, args[1:], stdout, stderr)
+	case "version":
+		fmt.Fprintln(stdout, "gcjitter", version())
+		return exitOK
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "gcjitter: unknown command %q\n%s", args[0], usage)
+	return exitUsage
+}

@@ -1,0 +1,227 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/gcjitter/gcjitter/bench"
+)
+
+// DefaultGrace is how long a worker has between SIGTERM and SIGKILL.
+const DefaultGrace = 5 * time.Second
+
+// Worker is one worker process to start.
+type Worker struct {
+	Python      string   // interpreter
+	Script      string   // path of the worker program (bench.WriteWorker)
+	Args        []string // worker flags (bench.Config.Args); --records-fd is added
+	Env         []string // the whole environment; nil means this process's
+	RecordsPath string   // where the record stream is written as it arrives
+	// Stdout and Stderr receive the workload's own output; nil discards it.
+	// The last lines of stderr are kept in Result.StderrTail either way.
+	Stdout, Stderr io.Writer
+	Grace          time.Duration // SIGTERM to SIGKILL; 0 means DefaultGrace
+	// OnRecord, when set, sees every record as it arrives (progress,
+	// silence detection). It runs on the reading goroutine.
+	OnRecord func(bench.Record)
+}
+
+// Result is what a finished worker left behind.
+type Result struct {
+	Stream     *bench.Stream
+	ExitCode   int    // -1 when killed by a signal
+	Signal     string // the signal that killed it, if any
+	StderrTail string
+}
+
+// Failed reports whether the run did not complete: a non-zero exit, an error
+// record, or a stream without its end.
+func (r *Result) Failed() bool {
+	return r.ExitCode != 0 || r.Stream.Error != nil || !r.Stream.Complete()
+}
+
+// Reason says in one line why a run failed, for the user and the manifest.
+func (r *Result) Reason() string {
+	s := r.Stream
+	switch {
+	case s.Error != nil:
+		return fmt.Sprintf("worker error (%s): %s", s.Error.Kind, s.Error.Message)
+	case r.Signal != "":
+		return fmt.Sprintf("worker killed by %s after %d steps", r.Signal, len(s.Steps))
+	case r.ExitCode != 0:
+		return fmt.Sprintf("worker exited with status %d after %d steps", r.ExitCode, len(s.Steps))
+	case s.Meta == nil:
+		return "worker wrote no meta record"
+	case len(s.Problems) > 0:
+		return fmt.Sprintf("record stream has %d bad lines, first: %v", len(s.Problems), s.Problems[0])
+	case s.End == nil:
+		return fmt.Sprintf("worker exited without an end record after %d steps", len(s.Steps))
+	case len(s.Steps) != s.End.Steps:
+		return fmt.Sprintf("end record says %d steps, stream has %d", s.End.Steps, len(s.Steps))
+	}
+	return ""
+}
+
+// Run starts the worker, streams its records to RecordsPath and waits for it.
+// When ctx ends, the worker's whole process group gets SIGTERM, then SIGKILL
+// after the grace period; the records received so far are kept either way.
+// The error is for failures to start or to write records; a worker that
+// fails is a Result with Failed() true.
+func (w *Worker) Run(ctx context.Context) (*Result, error) {
+	out, err := os.OpenFile(w.RecordsPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("records file: %w", err)
+	}
+	defer out.Close()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer pr.Close()
+
+	args := append([]string{w.Script}, w.Args...)
+	args = append(args, "--records-fd", "3")
+	cmd := exec.Command(w.Python, args...)
+	cmd.Env = w.Env
+	cmd.ExtraFiles = []*os.File{pw} // fd 3 in the child
+	cmd.Stdout = w.Stdout
+	tail := &tailWriter{max: 8 << 10}
+	if w.Stderr != nil {
+		cmd.Stderr = io.MultiWriter(w.Stderr, tail)
+	} else {
+		cmd.Stderr = tail
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		pw.Close()
+		return nil, fmt.Errorf("starting %s: %w", w.Python, err)
+	}
+	pw.Close() // the child holds the only write end: EOF when it exits
+
+	stopKiller := w.killOnDone(ctx, cmd.Process.Pid)
+	defer stopKiller()
+
+	// Reading goes on until every process holding the pipe has exited,
+	// so records written just before a crash are still saved.
+	var writeErr error
+	rd := bench.NewReader(io.TeeReader(pr, writerFunc(func(p []byte) (int, error) {
+		n, err := out.Write(p)
+		if err != nil && writeErr == nil {
+			writeErr = err
+		}
+		return n, nil // keep draining the pipe so the worker never blocks
+	})), w.RecordsPath)
+	stream := new(bench.Stream)
+	for rd.Scan() {
+		rec := rd.Record()
+		collect(stream, rec)
+		if w.OnRecord != nil {
+			w.OnRecord(rec)
+		}
+	}
+	readErr := rd.Err()
+	waitErr := cmd.Wait()
+
+	res := &Result{Stream: stream, StderrTail: tail.String()}
+	var exitErr *exec.ExitError
+	switch {
+	case waitErr == nil:
+	case errors.As(waitErr, &exitErr):
+		res.ExitCode = exitErr.ExitCode()
+		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			res.Signal = ws.Signal().String()
+		}
+	default:
+		return res, waitErr
+	}
+	if err := out.Sync(); err != nil && writeErr == nil {
+		writeErr = err
+	}
+	if writeErr != nil {
+		return res, fmt.Errorf("writing %s: %w", w.RecordsPath, writeErr)
+	}
+	if readErr != nil {
+		return res, fmt.Errorf("reading records: %w", readErr)
+	}
+	return res, nil
+}
+
+func collect(s *bench.Stream, rec bench.Record) {
+	switch r := rec.(type) {
+	case *bench.Meta:
+		s.Meta = r
+	case *bench.Step:
+		s.Steps = append(s.Steps, r)
+	case *bench.End:
+		s.End = r
+	case *bench.ErrorRecord:
+		s.Error = r
+	case *bench.SyntaxError:
+		s.Problems = append(s.Problems, r)
+	}
+}
+
+// killOnDone signals the process group when ctx ends: SIGTERM, then SIGKILL
+// after the grace period. The returned func stops watching.
+func (w *Worker) killOnDone(ctx context.Context, pid int) func() {
+	grace := w.Grace
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+		}
+		syscall.Kill(-pid, syscall.SIGTERM)
+		t := time.NewTimer(grace)
+		defer t.Stop()
+		select {
+		case <-done:
+		case <-t.C:
+		}
+		// The leader may have exited while children it started linger in
+		// the group: SIGKILL them all either way.
+		syscall.Kill(-pid, syscall.SIGKILL)
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// tailWriter keeps the last max bytes written to it.
+type tailWriter struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailWriter) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}
