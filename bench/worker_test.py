@@ -1,0 +1,295 @@
+"""Unit tests of the worker's Python parts: policy parsing, device dispatch
+(with fake torch / torch_npu modules, since no accelerator exists here), the
+allocation-free recorder and the record format.
+
+Run: cd bench && python3 -m unittest worker_test   (make test does).
+Standard library only, like the worker.
+"""
+
+import array
+import gc
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import types
+import unittest
+
+import worker
+
+
+class PolicyTest(unittest.TestCase):
+    def test_valid(self):
+        cases = {
+            "default": dict(),
+            "disabled": dict(disabled=True),
+            "threshold:700,10,1000": dict(threshold=(700, 10, 1000)),
+            "threshold:0": dict(threshold=(0,)),
+            "freeze": dict(freeze=True),
+            "manual:100": dict(manual_every=100, manual_gen=2),
+            "manual:50:1": dict(manual_every=50, manual_gen=1),
+            "collect-every-step": dict(collect_every_step=True),
+            "empty-cache-every-step": dict(empty_cache_every_step=True),
+            "freeze+manual:100": dict(freeze=True, manual_every=100),
+            "threshold:10000+freeze+empty-cache-every-step": dict(
+                threshold=(10000,), freeze=True, empty_cache_every_step=True),
+        }
+        for text, want in cases.items():
+            with self.subTest(text):
+                p = worker.parse_policy(text)
+                for k, v in want.items():
+                    self.assertEqual(getattr(p, k), v, k)
+
+    def test_invalid(self):
+        for text in ["", "bogus", "default+freeze", "manual", "manual:0", "manual:x",
+                     "manual:10:3", "manual:10:1:1", "threshold:", "threshold:1,2,3,4",
+                     "threshold:-1", "threshold:a", "freeze:1", "freeze+freeze",
+                     "disabled+manual:5", "disabled+threshold:5", "manual:5+collect-every-step",
+                     "manual:5+threshold:100", "collect-every-step:2", "Default"]:
+            with self.subTest(text):
+                with self.assertRaises(worker.UsageError) as cm:
+                    worker.parse_policy(text)
+                self.assertNotIn("\n", str(cm.exception))
+
+
+class FakeAccel(object):
+    """A torch.cuda / torch.npu stand-in that counts calls."""
+
+    def __init__(self, n=1, available=True):
+        self.n, self.available = n, available
+        self.calls = {"synchronize": 0, "empty_cache": 0, "set_device": 0}
+
+    def is_available(self):
+        return self.available
+
+    def device_count(self):
+        return self.n
+
+    def set_device(self, i):
+        self.calls["set_device"] += 1
+
+    def get_device_name(self, i):
+        return "Fake Accelerator %d" % i
+
+    def synchronize(self):
+        self.calls["synchronize"] += 1
+
+    def empty_cache(self):
+        self.calls["empty_cache"] += 1
+
+    def memory_allocated(self):
+        return 12345
+
+
+def fake_torch(cuda=None, npu=None):
+    t = types.SimpleNamespace(__version__="0.0-fake", cuda=cuda or FakeAccel(available=False),
+                              get_num_threads=lambda: 1, set_num_threads=lambda n: None,
+                              version=types.SimpleNamespace(cuda="12.4-fake"))
+    if npu is not None:
+        t.npu = npu
+    return t
+
+
+class DeviceTest(unittest.TestCase):
+    def setUp(self):
+        # No real torch_npu exists here; make the import fail or succeed at will.
+        self._orig = worker._import_torch_npu
+
+    def tearDown(self):
+        worker._import_torch_npu = self._orig
+
+    def npu_importable(self, ok):
+        worker._import_torch_npu = (lambda: object()) if ok else (lambda: None)
+
+    def test_auto_prefers_npu_then_cuda_then_cpu(self):
+        self.npu_importable(True)
+        d = worker.resolve_device("auto", fake_torch(cuda=FakeAccel(), npu=FakeAccel()))
+        self.assertEqual((d.kind, d.torch_device), ("npu", "npu:0"))
+        self.npu_importable(False)
+        d = worker.resolve_device("auto", fake_torch(cuda=FakeAccel(), npu=FakeAccel()))
+        self.assertEqual((d.kind, d.torch_device), ("cuda", "cuda:0"))
+        d = worker.resolve_device("auto", fake_torch())
+        self.assertEqual((d.kind, d.synchronize), ("cpu", None))
+
+    def test_npu_unavailable_falls_back_on_auto_only(self):
+        self.npu_importable(True)
+        t = fake_torch(npu=FakeAccel(available=False))
+        self.assertEqual(worker.resolve_device("auto", t).kind, "cpu")
+        with self.assertRaises(worker.UsageError):
+            worker.resolve_device("npu", t)
+
+    def test_explicit_index(self):
+        self.npu_importable(False)
+        cuda = FakeAccel(n=2)
+        d = worker.resolve_device("cuda:1", fake_torch(cuda=cuda))
+        self.assertEqual((d.kind, d.index, d.name), ("cuda", 1, "Fake Accelerator 1"))
+        self.assertEqual(cuda.calls["set_device"], 1)
+        with self.assertRaises(worker.UsageError):
+            worker.resolve_device("cuda:2", fake_torch(cuda=FakeAccel(n=2)))
+        with self.assertRaises(worker.UsageError):
+            worker.resolve_device("cuda", fake_torch())
+        for bad in ["tpu", "cpu:1", "cuda:x", "cuda:-1"]:
+            with self.assertRaises(worker.UsageError):
+                worker.resolve_device(bad, fake_torch())
+
+    def run_loop(self, torch, device, policy, steps=7, warmup=2):
+        args = worker._parser().parse_args([
+            "--model", "none", "--work", "10", "--device", device, "--policy", policy,
+            "--steps", str(steps), "--warmup", str(warmup), "--garbage", "pairs", "--cycles", "5"])
+        r, w = os.pipe()
+        try:
+            worker.run(args, worker.Stream(w), torch)
+        finally:
+            os.close(w)
+        with os.fdopen(r) as f:
+            return [json.loads(line) for line in f]
+
+    def test_loop_synchronizes_every_step_on_cuda(self):
+        self.npu_importable(False)
+        cuda = FakeAccel()
+        recs = self.run_loop(fake_torch(cuda=cuda), "auto", "empty-cache-every-step")
+        self.assertEqual(recs[0]["device"]["kind"], "cuda")
+        self.assertEqual(recs[0]["notes"], [])
+        self.assertEqual(cuda.calls["synchronize"], 9)
+        self.assertEqual(cuda.calls["empty_cache"], 9)
+        self.assertEqual({r["dev_mem"] for r in recs if r["type"] == "step"}, {12345})
+
+    def test_loop_synchronizes_every_step_on_npu(self):
+        self.npu_importable(True)
+        npu, cuda = FakeAccel(), FakeAccel()
+        recs = self.run_loop(fake_torch(cuda=cuda, npu=npu), "npu", "default")
+        self.assertEqual(recs[0]["device"]["kind"], "npu")
+        self.assertEqual(npu.calls["synchronize"], 9)
+        self.assertEqual(npu.calls["empty_cache"], 0)
+        self.assertEqual(cuda.calls["synchronize"], 0)
+
+    def test_empty_cache_not_applicable_on_cpu(self):
+        self.npu_importable(False)
+        recs = self.run_loop(fake_torch(), "cpu", "empty-cache-every-step")
+        self.assertIn("not applicable on cpu", recs[0]["notes"][0])
+        self.assertEqual(recs[-1]["type"], "end")
+
+
+FAKE_TORCH_NPU = textwrap.dedent('''
+    """A fake torch_npu: registers torch.npu the way the real one does, with
+    calls counted and written to $FAKE_NPU_LOG at exit."""
+    import atexit, json, os, torch
+
+    calls = {"synchronize": 0, "empty_cache": 0}
+    __version__ = "2.1.0.fake"
+
+    class _NPU(object):
+        def is_available(self): return True
+        def device_count(self): return 1
+        def set_device(self, i): pass
+        def get_device_name(self, i): return "Ascend910B-fake"
+        def synchronize(self): calls["synchronize"] += 1
+        def empty_cache(self): calls["empty_cache"] += 1
+        def memory_allocated(self): return 4096
+
+    torch.npu = _NPU()
+
+    @atexit.register
+    def _dump():
+        with open(os.environ["FAKE_NPU_LOG"], "w") as f:
+            json.dump(calls, f)
+''')
+
+
+class FakeTorchNPUOnPathTest(unittest.TestCase):
+    """The whole worker, as the runner starts it, with a fake torch_npu
+    package injected on sys.path next to the real torch."""
+
+    def test_worker_dispatches_to_npu(self):
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            self.skipTest("needs torch")
+        with tempfile.TemporaryDirectory() as d:
+            os.mkdir(os.path.join(d, "torch_npu"))
+            with open(os.path.join(d, "torch_npu", "__init__.py"), "w") as f:
+                f.write(FAKE_TORCH_NPU)
+            log, records = os.path.join(d, "calls.json"), os.path.join(d, "r.jsonl")
+            env = dict(os.environ, PYTHONPATH=d, FAKE_NPU_LOG=log)
+            p = subprocess.run(
+                [sys.executable, worker.__file__, "--model", "none", "--work", "10",
+                 "--device", "npu", "--policy", "empty-cache-every-step",
+                 "--steps", "5", "--warmup", "1", "--records", records],
+                env=env, stderr=subprocess.PIPE, universal_newlines=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(records) as f:
+                recs = [json.loads(line) for line in f]
+            with open(log) as f:
+                calls = json.load(f)
+        meta = recs[0]
+        self.assertEqual((meta["device"]["kind"], meta["device"]["name"]), ("npu", "Ascend910B-fake"))
+        self.assertEqual(meta["torch_npu"], "2.1.0.fake")
+        self.assertEqual(calls, {"synchronize": 6, "empty_cache": 6})
+        self.assertEqual(recs[1]["dev_mem"], 4096)
+
+
+class RecorderTest(unittest.TestCase):
+    def test_callback_allocates_no_tracked_objects(self):
+        # A net-zero transient allocation is invisible in gc.get_count(), yet
+        # it can trip the gen-0 threshold and move a collection. So step the
+        # young count through the threshold one object at a time and check
+        # that calling the callback never starts a collection.
+        rec = worker.Recorder(16)
+        cb = rec.callback
+        info = {"generation": 2, "collected": 10 ** 12, "uncollectable": 3}
+        seen = array.array("q", [0])
+
+        def detector(phase, info):
+            if phase == "stop":
+                seen[0] += 1
+
+        def settle():
+            pass  # a call: 3.12+ runs a scheduled collection here
+
+        hold = [None] * 200
+        old = gc.get_threshold()
+        gc.collect()
+        gc.callbacks.append(detector)
+        gc.set_threshold(10)
+        moved = 0
+        try:
+            for j in range(200):
+                hold[j] = []
+                settle()
+                before = seen[0]
+                cb("start", info)
+                cb("stop", info)
+                settle()
+                if seen[0] != before:
+                    moved += 1
+        finally:
+            gc.set_threshold(*old)
+            gc.callbacks.remove(detector)
+        self.assertGreater(seen[0], 5, "the young count never crossed the threshold: the test proves nothing")
+        self.assertEqual(moved, 0, "calling the gc callback started %d collections: it allocates tracked objects" % moved)
+        self.assertEqual((rec.state[0], rec.state[1]), (16 * rec.FIELDS, 200 - 16), "overflow must be counted as lost")
+        events, lost = rec.take(0)
+        self.assertEqual((len(json.loads(events)), lost), (16, 200 - 16))
+        self.assertEqual(rec.totals, [0, 0, 16])
+
+    def test_take_formats_json_and_keeps_late_events(self):
+        rec = worker.Recorder(8)
+        for g in (0, 1):
+            rec.callback("start", {})
+            rec.callback("stop", {"generation": g, "collected": 5, "uncollectable": 0})
+        events, lost = rec.take(0)
+        got = json.loads(events)
+        self.assertEqual([e["gen"] for e in got], [0, 1])
+        self.assertTrue(all(e["in_step"] and not e["manual"] for e in got))
+        self.assertEqual((lost, rec.state[0]), (0, 0))
+        # An event before the step's start is marked as between steps.
+        rec.callback("start", {})
+        rec.callback("stop", {"generation": 0, "collected": 0, "uncollectable": 0})
+        events, _ = rec.take(worker.perf_counter_ns() + 10 ** 9)
+        self.assertFalse(json.loads(events)[0]["in_step"])
+
+
+if __name__ == "__main__":
+    unittest.main()

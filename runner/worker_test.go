@@ -1,0 +1,132 @@
+package runner_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gcjitter/gcjitter/bench"
+	"github.com/gcjitter/gcjitter/internal/testpython"
+	"github.com/gcjitter/gcjitter/runner"
+)
+
+func longRun(t *testing.T) (*runner.Worker, string) {
+	py := testpython.Torch(t)
+	dir := t.TempDir()
+	script, err := bench.WriteWorker(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := bench.DefaultConfig()
+	cfg.Model, cfg.Device, cfg.Hidden, cfg.Steps, cfg.Warmup = "mlp", "cpu", 32, 100_000, 0
+	path := filepath.Join(dir, "records.jsonl")
+	return &runner.Worker{Python: py, Script: script, Args: cfg.Args(), RecordsPath: path, Grace: time.Second}, path
+}
+
+// reread parses the records file from disk, as compare and report will.
+func reread(t *testing.T, path string) *bench.Stream {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := bench.ReadStream(f, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestKilledWorkerKeepsEveryReceivedStep(t *testing.T) {
+	w, path := longRun(t)
+	var pid, seen int
+	w.OnRecord = func(r bench.Record) {
+		switch r := r.(type) {
+		case *bench.Meta:
+			pid = r.PID
+		case *bench.Step:
+			seen++
+			if seen == 20 {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	}
+	res, err := w.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Failed() || res.Signal != "killed" {
+		t.Fatalf("want a failed run killed by SIGKILL, got signal %q exit %d", res.Signal, res.ExitCode)
+	}
+	if !strings.Contains(res.Reason(), "killed") {
+		t.Errorf("reason %q does not say the worker was killed", res.Reason())
+	}
+	disk := reread(t, path)
+	if len(disk.Steps) < 20 || len(disk.Steps) != len(res.Stream.Steps) {
+		t.Errorf("kept %d steps on disk, %d in memory; want the same, at least 20", len(disk.Steps), len(res.Stream.Steps))
+	}
+	if len(disk.Problems) > 0 {
+		t.Errorf("a killed worker left bad lines: %v", disk.Problems)
+	}
+}
+
+func TestCancelStopsTheProcessGroup(t *testing.T) {
+	w, path := longRun(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var pid int
+	w.OnRecord = func(r bench.Record) {
+		switch r := r.(type) {
+		case *bench.Meta:
+			pid = r.PID
+		case *bench.Step:
+			if r.Index == 5 {
+				cancel()
+			}
+		}
+	}
+	start := time.Now()
+	res, err := w.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(start) > time.Minute {
+		t.Errorf("cancel took %v", time.Since(start))
+	}
+	if !res.Failed() {
+		t.Fatal("a cancelled run reads as complete")
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("worker %d still exists after Run returned: %v", pid, err)
+	}
+	if got := len(reread(t, path).Steps); got < 6 {
+		t.Errorf("%d steps kept, want at least 6", got)
+	}
+}
+
+func TestFindPythonExplainsWhatItTried(t *testing.T) {
+	_, err := runner.FindPython(context.Background(), "/nonexistent/python3", true)
+	var npe *runner.NoPythonError
+	if !errors.As(err, &npe) {
+		t.Fatalf("want *NoPythonError, got %v", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{"/nonexistent/python3: not found", "imports torch", "scripts/setup.sh"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message lacks %q:\n%s", want, msg)
+		}
+	}
+
+	py := testpython.Torch(t)
+	t.Setenv(runner.PythonEnv, py)
+	got, err := runner.FindPython(context.Background(), "", true)
+	if err != nil || got != py {
+		t.Errorf("with $%s=%s: got %q, %v", runner.PythonEnv, py, got, err)
+	}
+}
