@@ -26,6 +26,8 @@ type Config struct {
 	LongLived int    // tracked objects alive for the whole run
 	Retain    int    // steps each step's garbage stays referenced
 
+	CPUs string // CPU list to pin the worker to ("0-3,6"); empty: no pinning
+
 	NoRecorder bool // run without the gc callback (to prove it changes nothing)
 }
 
@@ -50,6 +52,9 @@ func (c Config) Args() []string {
 		"--image", itoa(c.Image), "--work", itoa(c.Work), "--threads", itoa(c.Threads),
 		"--garbage", c.Garbage, "--cycles", itoa(c.Cycles), "--objects", itoa(c.Objects),
 		"--long-lived", itoa(c.LongLived), "--retain", itoa(c.Retain),
+	}
+	if c.CPUs != "" {
+		args = append(args, "--cpus", c.CPUs)
 	}
 	if c.NoRecorder {
 		args = append(args, "--no-recorder")
@@ -79,5 +84,6 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Objects, "objects", c.Objects, "objects per cycle")
 	fs.IntVar(&c.LongLived, "long-lived", c.LongLived, "tracked objects alive for the whole run")
 	fs.IntVar(&c.Retain, "retain", c.Retain, "steps each step's garbage stays referenced before it dies")
+	fs.StringVar(&c.CPUs, "cpus", c.CPUs, "pin the worker to these CPUs (e.g. 0-3,6)")
 	fs.BoolVar(&c.NoRecorder, "no-recorder", c.NoRecorder, "do not install the gc callback")
 }

@@ -647,6 +647,7 @@ def meta_record(args, torch, device, policy, recorder_on, notes):
         "allocator": {k: os.environ[k] for k in ("PYTHONMALLOC", "PYTORCH_CUDA_ALLOC_CONF",
                                                   "PYTORCH_NPU_ALLOC_CONF") if k in os.environ},
         "threads": torch.get_num_threads() if torch else None,
+        "affinity": sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
         "seed": args.seed,
         "hash_seed": os.environ.get("PYTHONHASHSEED"),
         "pid": os.getpid(),
@@ -676,6 +677,14 @@ def run(args, stream, torch):
             notes.append("empty-cache-every-step: not applicable on %s; no cache is released" % device.kind)
         else:
             empty_cache = device.empty_cache
+    if args.cpus:
+        if not hasattr(os, "sched_setaffinity"):
+            raise UsageError("--cpus: this platform cannot pin processes")
+        try:
+            os.sched_setaffinity(0, parse_cpus(args.cpus))
+        except OSError as e:
+            raise UsageError("--cpus %s: %s" % (args.cpus, e))
+        notes.append("pinned to CPUs %s" % args.cpus)
     if torch is not None and args.threads > 0:
         torch.set_num_threads(args.threads)
     step_fn = build_model(args, torch, device)
@@ -859,6 +868,7 @@ def _parser():
     a("--long-lived", type=int, default=0, help="tracked objects alive for the whole run")
     a("--retain", type=int, default=0, help="keep each step's garbage alive for this many steps")
     a("--event-capacity", type=int, default=4096, help="GC events buffered per step")
+    a("--cpus", default="", help="pin this process to these CPUs, e.g. 0-3,6")
     a("--no-recorder", dest="recorder", action="store_false", help="do not install the gc callback")
     a("--records-fd", type=int, default=-1, help="write records to this inherited file descriptor")
     a("--records", default="", help="write records to this file (default: stdout when neither is given)")
@@ -880,6 +890,23 @@ def _validate(args):
     parse_policy(args.policy)
     parse_garbage(args.garbage)
     _parse_device(args.device)
+    if args.cpus:
+        parse_cpus(args.cpus)
+
+
+def parse_cpus(text):
+    cpus = set()
+    for part in text.split(","):
+        lo, sep, hi = part.partition("-")
+        try:
+            a = int(lo)
+            b = int(hi) if sep else a
+        except ValueError:
+            raise UsageError("bad CPU list %r (want e.g. 0-3,6)" % text)
+        if a < 0 or b < a:
+            raise UsageError("bad CPU list %r (want e.g. 0-3,6)" % text)
+        cpus.update(range(a, b + 1))
+    return cpus
 
 
 def _open_stream(args):

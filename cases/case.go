@@ -1,0 +1,350 @@
+// Package cases defines what gcjitter measures: case files, the built-in
+// suite embedded in the binary, and the expansion of a case into runs.
+//
+// A case is one workload (model, sizes, device), its garbage, the size of
+// the experiment (steps, warm-up, runs per variant) and a matrix of
+// variants, each a GC policy, to compare on it. A case file is YAML and
+// strict: an unknown key, a wrong type or an out-of-range value is an
+// [*Error] naming the file and line, reported before anything runs.
+//
+//	name: smoke
+//	description: |
+//	  What the case reproduces and what to conclude from each variant.
+//	suites: [quick]
+//	workload: {model: mlp, hidden: 128, device: auto}
+//	garbage: {pattern: ring, cycles: 100, objects: 4, long_lived: 50000, retain: 4}
+//	steps: 100
+//	warmup: 10
+//	runs: 3
+//	variants:
+//	  - policy: default
+//	  - policy: disabled
+//	  - {name: megatron, policy: "manual:50"}
+//
+// See docs/cases.md for every key.
+package cases
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gcjitter/gcjitter/bench"
+)
+
+// Case is one validated case file.
+type Case struct {
+	Name        string            `yaml:"name"`
+	Description string            `yaml:"description"`
+	Suites      []string          `yaml:"suites"`
+	Workload    Workload          `yaml:"workload"`
+	Garbage     Garbage           `yaml:"garbage"`
+	Steps       int               `yaml:"steps"`
+	Warmup      int               `yaml:"warmup"`
+	Runs        int               `yaml:"runs"`
+	Ranks       int               `yaml:"ranks"`
+	Seed        int64             `yaml:"seed"`
+	Variants    []Variant         `yaml:"variants"`
+	Python      string            `yaml:"python"`
+	Env         map[string]string `yaml:"env"`
+	CPUs        string            `yaml:"cpus"`
+	Timeouts    Timeouts          `yaml:"timeouts"`
+	Gate        Gate              `yaml:"gate"`
+
+	// Source is where the case came from: a path, or builtin:NAME.
+	Source string `yaml:"-"`
+	// Text is the file as written, kept for the results' provenance.
+	Text []byte `yaml:"-"`
+}
+
+// Workload is the model, its sizes and where it runs. Zero sizes take the
+// worker's defaults.
+type Workload struct {
+	Model   string `yaml:"model"`
+	Device  string `yaml:"device"`
+	Batch   int    `yaml:"batch"`
+	Hidden  int    `yaml:"hidden"`
+	Layers  int    `yaml:"layers"`
+	Heads   int    `yaml:"heads"`
+	Seq     int    `yaml:"seq"`
+	Vocab   int    `yaml:"vocab"`
+	Image   int    `yaml:"image"`
+	Work    int    `yaml:"work"`
+	Threads int    `yaml:"threads"`
+}
+
+// Garbage is what the workload leaves for the collector each step.
+type Garbage struct {
+	Pattern   string `yaml:"pattern"`
+	Cycles    int    `yaml:"cycles"`
+	Objects   int    `yaml:"objects"`
+	LongLived int    `yaml:"long_lived"`
+	Retain    int    `yaml:"retain"`
+}
+
+// Variant is one column of the matrix: a GC policy, and environment it adds.
+type Variant struct {
+	Name   string            `yaml:"name"`
+	Policy string            `yaml:"policy"`
+	Env    map[string]string `yaml:"env"`
+}
+
+// Timeouts bound each run: until its first record, between two records, and
+// in all.
+type Timeouts struct {
+	Startup Duration `yaml:"startup"`
+	Silence Duration `yaml:"silence"`
+	Total   Duration `yaml:"total"`
+}
+
+// Defaults for timeouts. Start-up covers importing torch and building the
+// model and the long-lived heap.
+const (
+	DefaultStartup = 3 * time.Minute
+	DefaultSilence = 2 * time.Minute
+	DefaultTotal   = time.Hour
+)
+
+// Gate holds the thresholds the comparison uses: the smallest change of
+// each metric worth calling a regression (the floor), the significance
+// level, and what counts as a spike.
+type Gate struct {
+	Floors map[string]Fraction `yaml:"floors"`
+	Alpha  float64             `yaml:"alpha"`
+	// SpikeFactor: a step is a spike when it takes more than SpikeFactor
+	// times its run's median.
+	SpikeFactor float64 `yaml:"spike_factor"`
+}
+
+// GateMetrics are the metric names a gate may set a floor for.
+var GateMetrics = []string{
+	"p50", "p90", "p99", "p99.9", "max", "spike-rate", "gc-share",
+	"gen0-collections", "gen1-collections", "gen2-collections",
+	"gen0-pause", "gen1-pause", "gen2-pause",
+}
+
+// DefaultFloors are used for metrics a case's gate does not name. Tails get
+// wider floors: they are noisier. Collections are exact, so any change counts.
+var DefaultFloors = map[string]Fraction{
+	"p50": 0.03, "p90": 0.05, "p99": 0.10, "p99.9": 0.15, "max": 0.25,
+	"spike-rate": 0.25, "gc-share": 0.25,
+	"gen0-collections": 0, "gen1-collections": 0, "gen2-collections": 0,
+	"gen0-pause": 0.25, "gen1-pause": 0.25, "gen2-pause": 0.25,
+}
+
+// Defaults for the rest of the gate.
+const (
+	DefaultAlpha       = 0.05
+	DefaultSpikeFactor = 1.5
+)
+
+// Floor returns the floor for metric: the case's, or the default.
+func (g Gate) Floor(metric string) Fraction {
+	if f, ok := g.Floors[metric]; ok {
+		return f
+	}
+	return DefaultFloors[metric]
+}
+
+var (
+	caseNameRE    = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+	variantNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:,+=-]*$`)
+	envNameRE     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// managedEnv are variables the runner sets itself; a case may not override
+// them, or runs would stop being comparable or reproducible.
+var managedEnv = []string{"PYTHONHASHSEED", "RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"}
+
+// WorkerConfig is the worker configuration of one variant.
+func (c *Case) WorkerConfig(v Variant) bench.Config {
+	cfg := bench.DefaultConfig()
+	w, g := c.Workload, c.Garbage
+	cfg.Model, cfg.Device, cfg.Policy = w.Model, w.Device, v.Policy
+	cfg.Steps, cfg.Warmup, cfg.Seed = c.Steps, c.Warmup, c.Seed
+	setIf := func(dst *int, v int) {
+		if v != 0 {
+			*dst = v
+		}
+	}
+	setIf(&cfg.Batch, w.Batch)
+	setIf(&cfg.Hidden, w.Hidden)
+	setIf(&cfg.Layers, w.Layers)
+	setIf(&cfg.Heads, w.Heads)
+	setIf(&cfg.Seq, w.Seq)
+	setIf(&cfg.Vocab, w.Vocab)
+	setIf(&cfg.Image, w.Image)
+	setIf(&cfg.Work, w.Work)
+	cfg.Threads = w.Threads
+	cfg.Garbage = g.Pattern
+	setIf(&cfg.Cycles, g.Cycles)
+	setIf(&cfg.Objects, g.Objects)
+	cfg.LongLived, cfg.Retain = g.LongLived, g.Retain
+	cfg.CPUs = c.CPUs
+	return cfg
+}
+
+// newCase returns a case holding every default, for the file to override:
+// an explicit out-of-range value (runs: 0) is then an error, not a default.
+func newCase(source string, text []byte) *Case {
+	return &Case{
+		Source: source, Text: text,
+		Workload: Workload{Model: "mlp", Device: "auto"},
+		Garbage:  Garbage{Pattern: "none"},
+		Runs:     5, Ranks: 1, Seed: 1,
+		Timeouts: Timeouts{Duration(DefaultStartup), Duration(DefaultSilence), Duration(DefaultTotal)},
+		Gate:     Gate{Alpha: DefaultAlpha, SpikeFactor: DefaultSpikeFactor},
+	}
+}
+
+// nameVariants names each unnamed variant after its policy.
+func (c *Case) nameVariants() {
+	for i := range c.Variants {
+		if c.Variants[i].Name == "" {
+			c.Variants[i].Name = c.Variants[i].Policy
+		}
+	}
+}
+
+// validate checks ranges and cross-field rules; line finds a key's line.
+func (c *Case) validate(at func(path ...string) int) []*Error {
+	var errs []*Error
+	bad := func(line int, format string, args ...any) {
+		errs = append(errs, &Error{File: c.Source, Line: line, Msg: fmt.Sprintf(format, args...)})
+	}
+	check := func(err error, path ...string) {
+		if err != nil {
+			bad(at(path...), "%s: %v", strings.Join(path, "."), err)
+		}
+	}
+	minInt := func(v, lo int, path ...string) {
+		if v < lo {
+			bad(at(path...), "%s: must be >= %d, got %d", strings.Join(path, "."), lo, v)
+		}
+	}
+
+	if c.Name == "" {
+		bad(1, "name: missing (every case needs a name)")
+	} else if !caseNameRE.MatchString(c.Name) {
+		bad(at("name"), "name: %q is not a valid case name (lower-case letters, digits, '.', '_', '-'; it names files)", c.Name)
+	}
+	check(bench.ValidateModel(c.Workload.Model), "workload", "model")
+	check(bench.ValidateDevice(c.Workload.Device), "workload", "device")
+	check(bench.ValidateGarbage(c.Garbage.Pattern), "garbage", "pattern")
+	for _, f := range []struct {
+		v    int
+		lo   int
+		name string
+	}{{c.Workload.Batch, 0, "batch"}, {c.Workload.Hidden, 0, "hidden"}, {c.Workload.Layers, 0, "layers"},
+		{c.Workload.Heads, 0, "heads"}, {c.Workload.Seq, 0, "seq"}, {c.Workload.Vocab, 0, "vocab"},
+		{c.Workload.Image, 0, "image"}, {c.Workload.Work, 0, "work"}, {c.Workload.Threads, 0, "threads"}} {
+		minInt(f.v, f.lo, "workload", f.name)
+	}
+	if c.Workload.Image != 0 && c.Workload.Image < 8 {
+		bad(at("workload", "image"), "workload.image: must be >= 8, got %d", c.Workload.Image)
+	}
+	minInt(c.Garbage.Cycles, 0, "garbage", "cycles")
+	minInt(c.Garbage.Objects, 0, "garbage", "objects")
+	minInt(c.Garbage.LongLived, 0, "garbage", "long_lived")
+	minInt(c.Garbage.Retain, 0, "garbage", "retain")
+	minInt(c.Steps, 1, "steps")
+	minInt(c.Warmup, 0, "warmup")
+	minInt(c.Runs, 1, "runs")
+	if c.Ranks != 1 {
+		bad(at("ranks"), "ranks: multi-rank cases are not supported yet (got %d; use 1)", c.Ranks)
+	}
+	if c.Seed < 0 {
+		bad(at("seed"), "seed: must be >= 0, got %d", c.Seed)
+	}
+	if len(c.Variants) == 0 {
+		bad(at("variants"), "variants: a case needs at least one variant (a GC policy to run)")
+	}
+	names := map[string]int{}
+	for i, v := range c.Variants {
+		idx := fmt.Sprint(i)
+		if v.Policy == "" {
+			bad(at("variants", idx), "variants[%d]: policy missing", i)
+			continue
+		}
+		if _, err := bench.ParsePolicy(v.Policy); err != nil {
+			bad(at("variants", idx, "policy"), "variants[%d].policy: %v", i, err)
+		}
+		if !variantNameRE.MatchString(v.Name) || strings.Contains(v.Name, "..") {
+			bad(at("variants", idx, "name"), "variants[%d].name: %q is not a valid variant name (letters, digits and . _ : , + = -; it names files)", i, v.Name)
+		}
+		if j, dup := names[v.Name]; dup {
+			bad(at("variants", idx), "variants[%d]: name %q already used by variants[%d]; give one of them a distinct name:", i, v.Name, j)
+		}
+		names[v.Name] = i
+		errs = append(errs, c.validateEnv(v.Env, fmt.Sprintf("variants[%d].env", i), at, "variants", idx, "env")...)
+	}
+	errs = append(errs, c.validateEnv(c.Env, "env", at, "env")...)
+	if c.CPUs != "" {
+		if _, err := bench.ParseCPUList(c.CPUs); err != nil {
+			bad(at("cpus"), "cpus: %v", err)
+		}
+	}
+	for _, t := range []struct {
+		d    Duration
+		name string
+	}{{c.Timeouts.Startup, "startup"}, {c.Timeouts.Silence, "silence"}, {c.Timeouts.Total, "total"}} {
+		if t.d <= 0 {
+			bad(at("timeouts", t.name), "timeouts.%s: must be positive, got %v", t.name, time.Duration(t.d))
+		}
+	}
+	for _, m := range sortedKeys(c.Gate.Floors) {
+		if !contains(GateMetrics, m) {
+			bad(at("gate", "floors", m), "gate.floors: unknown metric %q (want one of %s)", m, strings.Join(GateMetrics, ", "))
+		} else if f := c.Gate.Floors[m]; f < 0 || f > 10 {
+			bad(at("gate", "floors", m), "gate.floors.%s: must be between 0%% and 1000%%, got %v", m, f)
+		}
+	}
+	if c.Gate.Alpha <= 0 || c.Gate.Alpha >= 0.5 {
+		bad(at("gate", "alpha"), "gate.alpha: must be in (0, 0.5), got %v", c.Gate.Alpha)
+	}
+	if c.Gate.SpikeFactor <= 1 {
+		bad(at("gate", "spike_factor"), "gate.spike_factor: must be > 1, got %v", c.Gate.SpikeFactor)
+	}
+	for i, s := range c.Suites {
+		if !caseNameRE.MatchString(s) {
+			bad(at("suites", fmt.Sprint(i)), "suites[%d]: %q is not a valid suite name", i, s)
+		}
+	}
+	return errs
+}
+
+func (c *Case) validateEnv(env map[string]string, label string, at func(path ...string) int, path ...string) []*Error {
+	var errs []*Error
+	for _, k := range sortedKeys(env) {
+		p := append(append([]string{}, path...), k)
+		switch {
+		case !envNameRE.MatchString(k):
+			errs = append(errs, &Error{c.Source, at(p...), fmt.Sprintf("%s: %q is not a valid environment variable name", label, k)})
+		case contains(managedEnv, k):
+			errs = append(errs, &Error{c.Source, at(p...), fmt.Sprintf("%s: %s is set by the runner for every run and cannot be overridden", label, k)})
+		case strings.ContainsRune(env[k], 0):
+			errs = append(errs, &Error{c.Source, at(p...), fmt.Sprintf("%s.%s: value contains a NUL byte", label, k)})
+		}
+	}
+	return errs
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

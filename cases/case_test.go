@@ -1,0 +1,141 @@
+package cases
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const good = `name: t
+workload: {model: gpt, hidden: 64, heads: 4}
+garbage: {pattern: ring+traceback, cycles: 10, long_lived: 1000}
+steps: 50
+runs: 2
+variants:
+  - policy: default
+  - {name: megatron, policy: "manual:10", env: {FOO: bar}}
+timeouts: {silence: 30s}
+gate:
+  floors: {p99: 7.5%, p50: 0.02}
+`
+
+func TestParseGood(t *testing.T) {
+	c, err := Parse([]byte(good), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := []string{c.Variants[0].Name, c.Variants[1].Name}; !cmp.Equal(got, []string{"default", "megatron"}) {
+		t.Errorf("variant names %v", got)
+	}
+	if c.Runs != 2 || c.Warmup != 0 || c.Ranks != 1 || c.Seed != 1 {
+		t.Errorf("sizes: runs %d warmup %d ranks %d seed %d", c.Runs, c.Warmup, c.Ranks, c.Seed)
+	}
+	if time.Duration(c.Timeouts.Silence) != 30*time.Second || time.Duration(c.Timeouts.Startup) != DefaultStartup {
+		t.Errorf("timeouts %+v", c.Timeouts)
+	}
+	if c.Gate.Floor("p99") != 0.075 || c.Gate.Floor("p50") != 0.02 || c.Gate.Floor("max") != DefaultFloors["max"] {
+		t.Errorf("floors: p99 %v p50 %v max %v", c.Gate.Floor("p99"), c.Gate.Floor("p50"), c.Gate.Floor("max"))
+	}
+	cfg := c.WorkerConfig(c.Variants[1])
+	want := []string{"--model", "gpt", "--policy", "manual:10", "--hidden", "64", "--garbage", "ring+traceback", "--long-lived", "1000", "--steps", "50"}
+	args := strings.Join(cfg.Args(), " ")
+	for i := 0; i < len(want); i += 2 {
+		if !strings.Contains(args, want[i]+" "+want[i+1]) {
+			t.Errorf("worker args lack %s %s: %s", want[i], want[i+1], args)
+		}
+	}
+}
+
+func TestParseBad(t *testing.T) {
+	for _, c := range []struct{ name, edit, want string }{
+		{"unknown key", "steps: 50\n", "steps: 50\nstpes: 3\n"},
+		{"unknown nested key", "garbage: {pattern: ring+traceback, cycles: 10, long_lived: 1000}", "garbage: {pattern: ring+traceback, cycles: 10, long_lived: 1000, lifetime: 3}"},
+		{"wrong type", "steps: 50", "steps: fifty"},
+		{"out of range", "runs: 2", "runs: 0"},
+		{"bad policy", `policy: "manual:10"`, `policy: "manual:0"`},
+		{"bad model", "model: gpt", "model: bert"},
+		{"bad pattern", "pattern: ring+traceback", "pattern: ring+tracebacks"},
+		{"bad duration", "silence: 30s", "silence: soon"},
+		{"bad floor metric", "p99: 7.5%", "p98: 7.5%"},
+		{"bad floor value", "p99: 7.5%", "p99: lots"},
+		{"duplicate variant", "name: megatron, ", "name: default, "},
+		{"escaping variant name", "name: megatron, ", "name: ../../etc, "},
+		{"escaping case name", "name: t\n", "name: ../t\n"},
+		{"managed env", "FOO: bar", "PYTHONHASHSEED: '1'"},
+		{"multi-rank", "runs: 2", "runs: 2\nranks: 4"},
+		{"duplicate key", "runs: 2", "runs: 2\nruns: 3"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if !strings.Contains(good, c.edit) {
+				t.Fatalf("edit %q not in the good file", c.edit)
+			}
+			_, err := Parse([]byte(strings.Replace(good, c.edit, c.want, 1)), "bad.yaml")
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			t.Log(err)
+			errs, ok := err.(Errors)
+			if !ok || len(errs) == 0 || errs[0].Line == 0 || errs[0].File != "bad.yaml" {
+				t.Fatalf("want Errors with file and line, got %T %v", err, err)
+			}
+		})
+	}
+}
+
+// The exact messages users see, line numbers included.
+func TestParseMessages(t *testing.T) {
+	for _, c := range []struct{ edit, repl, want string }{
+		{"steps: 50\n", "steps: 50\nstpes: 3\n", `bad.yaml:5: unknown key "stpes" in the case`},
+		{"steps: 50", "steps: fifty", `bad.yaml:4: wrong type: "fifty" is a string, want an integer`},
+		{"runs: 2", "runs: 0", "bad.yaml:5: runs: must be >= 1, got 0"},
+		{`policy: "manual:10"`, `policy: "manual:0"`, `bad.yaml:8: variants[1].policy: policy "manual:0": manual interval N must be >= 1, got 0`},
+		{"model: gpt", "model: bert", `bad.yaml:2: workload.model: unknown model "bert" (want mlp, gpt, resnet, none)`},
+		{"silence: 30s", "silence: soon", `bad.yaml:9: "soon" is not a duration (want e.g. 90s, 10m, 1h)`},
+		{"p99: 7.5%", "p98: 7.5%", `bad.yaml:11: gate.floors: unknown metric "p98"`},
+		{"runs: 2", "runs: 2\nruns: 3", `bad.yaml:6: mapping key "runs" already defined at line 5`},
+	} {
+		_, err := Parse([]byte(strings.Replace(good, c.edit, c.repl, 1)), "bad.yaml")
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%q -> %q:\n got: %v\nwant: %s...", c.edit, c.repl, err, c.want)
+		}
+	}
+}
+
+func TestBuiltinCasesAreValid(t *testing.T) {
+	all, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	quick, err := Suite("quick")
+	if err != nil || len(quick) == 0 {
+		t.Fatalf("quick suite: %v", err)
+	}
+	for _, c := range all {
+		if strings.TrimSpace(c.Description) == "" {
+			t.Errorf("%s: no description: each case tells its story", c.Name)
+		}
+		if "builtin:"+c.Name != c.Source {
+			t.Errorf("case %q lives in %s: file name and case name must match", c.Name, c.Source)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add(good)
+	f.Add("name: x\nvariants: [{policy: default}]\n")
+	f.Add("- a\n- b\n")
+	f.Fuzz(func(t *testing.T, data string) {
+		c, err := Parse([]byte(data), "fuzz.yaml")
+		if err != nil {
+			if _, ok := err.(Errors); !ok {
+				t.Fatalf("error of type %T: %v", err, err)
+			}
+			return
+		}
+		if len(c.Variants) == 0 || c.Runs < 1 || c.Steps < 1 || !caseNameRE.MatchString(c.Name) {
+			t.Fatalf("accepted an invalid case: %+v", c)
+		}
+	})
+}
