@@ -11,18 +11,15 @@ PYTHON   = $(shell scripts/setup.sh)
 all: build
 
 build:
-	$(GO) build -o $(BIN) ./cmd/gcjitter
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/gcjitter
 
 setup:
 	@scripts/setup.sh >/dev/null
 
-# The main job: a small workload under three GC policies on this host.
+# The main job: the built-in quick suite on this host, summary printed.
+# RUN_FLAGS adds gcjitter run flags (e.g. RUN_FLAGS="-runs 5").
 run: build
-	@py="$(PYTHON)"; set -e; for p in default disabled threshold:700,10,1000; do \
-	  echo "== policy $$p"; \
-	  ./$(BIN) worker -python "$$py" -model gpt -steps 100 -warmup 5 -garbage ring+traceback \
-	    -cycles 200 -long-lived 200000 -retain 8 -policy $$p -o bin/records-$$(echo $$p | tr ':,' '__').jsonl; \
-	done
+	@py="$(PYTHON)"; ./$(BIN) run -python "$$py" -o bin/results-$$(date +%Y%m%d-%H%M%S) $(RUN_FLAGS)
 
 test: build
 	@py="$(PYTHON)"; set -e; \

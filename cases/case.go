@@ -193,7 +193,7 @@ func newCase(source string, text []byte) *Case {
 		Source: source, Text: text,
 		Workload: Workload{Model: "mlp", Device: "auto"},
 		Garbage:  Garbage{Pattern: "none"},
-		Runs:     5, Ranks: 1, Seed: 1,
+		Steps:    100, Warmup: 10, Runs: 5, Ranks: 1, Seed: 1,
 		Timeouts: Timeouts{Duration(DefaultStartup), Duration(DefaultSilence), Duration(DefaultTotal)},
 		Gate:     Gate{Alpha: DefaultAlpha, SpikeFactor: DefaultSpikeFactor},
 	}
@@ -275,7 +275,7 @@ func (c *Case) validate(at func(path ...string) int) []*Error {
 			bad(at("variants", idx, "name"), "variants[%d].name: %q is not a valid variant name (letters, digits and . _ : , + = -; it names files)", i, v.Name)
 		}
 		if j, dup := names[v.Name]; dup {
-			bad(at("variants", idx), "variants[%d]: name %q already used by variants[%d]; give one of them a distinct name:", i, v.Name, j)
+			bad(at("variants", idx), "variants[%d]: name %q already used by variants[%d]; give one of them its own name: key", i, v.Name, j)
 		}
 		names[v.Name] = i
 		errs = append(errs, c.validateEnv(v.Env, fmt.Sprintf("variants[%d].env", i), at, "variants", idx, "env")...)

@@ -29,7 +29,7 @@ func TestParseGood(t *testing.T) {
 	if got := []string{c.Variants[0].Name, c.Variants[1].Name}; !cmp.Equal(got, []string{"default", "megatron"}) {
 		t.Errorf("variant names %v", got)
 	}
-	if c.Runs != 2 || c.Warmup != 0 || c.Ranks != 1 || c.Seed != 1 {
+	if c.Runs != 2 || c.Warmup != 10 || c.Ranks != 1 || c.Seed != 1 {
 		t.Errorf("sizes: runs %d warmup %d ranks %d seed %d", c.Runs, c.Warmup, c.Ranks, c.Seed)
 	}
 	if time.Duration(c.Timeouts.Silence) != 30*time.Second || time.Duration(c.Timeouts.Startup) != DefaultStartup {

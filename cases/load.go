@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -67,6 +68,7 @@ func Parse(data []byte, source string) (*Case, error) {
 	c.nameVariants()
 	at := func(path ...string) int { return lineOf(root.Content[0], path) }
 	if errs := c.validate(at); len(errs) > 0 {
+		sort.SliceStable(errs, func(i, j int) bool { return errs[i].Line < errs[j].Line })
 		return nil, Errors(errs)
 	}
 	return c, nil

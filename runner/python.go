@@ -39,9 +39,16 @@ func (e *NoPythonError) Error() string {
 
 // FindPython picks the interpreter for the workers: explicit (the -python
 // flag), then $GCJITTER_PYTHON, then python3 on PATH, then /usr/bin/python3.
-// An explicitly named interpreter must work; otherwise the first candidate
-// that starts (and imports torch, when needTorch) wins.
+// A named interpreter must work; otherwise the first candidate that starts
+// (and imports torch, when needTorch) wins.
 func FindPython(ctx context.Context, explicit string, needTorch bool) (string, error) {
+	p, _, err := ChoosePython(ctx, explicit, "", needTorch)
+	return p, err
+}
+
+// ChoosePython is FindPython with a case's own python: setting, which comes
+// after the flag and $GCJITTER_PYTHON. It also says which rule chose.
+func ChoosePython(ctx context.Context, flagPython, casePython string, needTorch bool) (path, from string, err error) {
 	e := &NoPythonError{NeedTorch: needTorch}
 	try := func(label, path string) (string, bool) {
 		resolved, err := exec.LookPath(path)
@@ -55,24 +62,23 @@ func FindPython(ctx context.Context, explicit string, needTorch bool) (string, e
 		}
 		return resolved, true
 	}
-	if explicit != "" {
-		if p, ok := try("-python", explicit); ok {
-			return p, nil
+	for _, named := range []struct{ label, path string }{
+		{"-python", flagPython}, {"$" + PythonEnv, os.Getenv(PythonEnv)}, {"case python:", casePython},
+	} {
+		if named.path == "" {
+			continue
 		}
-		return "", e
-	}
-	if env := os.Getenv(PythonEnv); env != "" {
-		if p, ok := try("$"+PythonEnv, env); ok {
-			return p, nil
+		if p, ok := try(named.label, named.path); ok {
+			return p, named.label, nil
 		}
-		return "", e
+		return "", "", e // a named interpreter that fails is an error, not a hint
 	}
 	for _, c := range []string{"python3", "/usr/bin/python3"} {
 		if p, ok := try("candidate", c); ok {
-			return p, nil
+			return p, "probe of " + c, nil
 		}
 	}
-	return "", e
+	return "", "", e
 }
 
 func probe(ctx context.Context, python string, needTorch bool) error {

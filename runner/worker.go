@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -28,9 +29,28 @@ type Worker struct {
 	// The last lines of stderr are kept in Result.StderrTail either way.
 	Stdout, Stderr io.Writer
 	Grace          time.Duration // SIGTERM to SIGKILL; 0 means DefaultGrace
-	// OnRecord, when set, sees every record as it arrives (progress,
-	// silence detection). It runs on the reading goroutine.
+	// OnRecord, when set, sees every record as it arrives (progress). It
+	// runs on the reading goroutine.
 	OnRecord func(bench.Record)
+	// Timeouts; zero means none. Startup runs until the first record,
+	// Silence between two records, Total over the whole run.
+	Startup, Silence, Total time.Duration
+}
+
+// TimeoutError says which of a worker's timeouts expired.
+type TimeoutError struct {
+	Which string // startup, silence or total
+	After time.Duration
+}
+
+func (e *TimeoutError) Error() string {
+	switch e.Which {
+	case "startup":
+		return fmt.Sprintf("no record within %v of starting (start-up timeout)", e.After)
+	case "silence":
+		return fmt.Sprintf("no record for %v (silence timeout): the worker hung", e.After)
+	}
+	return fmt.Sprintf("run took longer than %v (total timeout)", e.After)
 }
 
 // Result is what a finished worker left behind.
@@ -39,6 +59,9 @@ type Result struct {
 	ExitCode   int    // -1 when killed by a signal
 	Signal     string // the signal that killed it, if any
 	StderrTail string
+	// Stopped is why the runner stopped the worker: a *TimeoutError, or the
+	// context's error (cancelled, e.g. by Ctrl-C); nil when it ran its course.
+	Stopped error
 }
 
 // Failed reports whether the run did not complete: a non-zero exit, an error
@@ -50,7 +73,12 @@ func (r *Result) Failed() bool {
 // Reason says in one line why a run failed, for the user and the manifest.
 func (r *Result) Reason() string {
 	s := r.Stream
+	var te *TimeoutError
 	switch {
+	case errors.As(r.Stopped, &te):
+		return fmt.Sprintf("stopped after %d steps: %v", len(s.Steps), te)
+	case r.Stopped != nil:
+		return fmt.Sprintf("stopped after %d steps: %v", len(s.Steps), r.Stopped)
 	case s.Error != nil:
 		return fmt.Sprintf("worker error (%s): %s", s.Error.Kind, s.Error.Message)
 	case r.Signal != "":
@@ -105,8 +133,27 @@ func (w *Worker) Run(ctx context.Context) (*Result, error) {
 	}
 	pw.Close() // the child holds the only write end: EOF when it exits
 
-	stopKiller := w.killOnDone(ctx, cmd.Process.Pid)
+	runCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	if w.Total > 0 {
+		var cancelTotal context.CancelFunc
+		runCtx, cancelTotal = context.WithTimeoutCause(runCtx, w.Total, &TimeoutError{"total", w.Total})
+		defer cancelTotal()
+	}
+	stopKiller := w.killOnDone(runCtx, cmd.Process.Pid)
 	defer stopKiller()
+	// The first record must come within Startup, each next one within
+	// Silence of the last.
+	var watchdog *time.Timer
+	if w.Startup > 0 {
+		watchdog = time.AfterFunc(w.Startup, func() { stop(&TimeoutError{"startup", w.Startup}) })
+	}
+	defer func() {
+		if watchdog != nil {
+			watchdog.Stop()
+		}
+	}()
+	sawRecord := false
 
 	// Reading goes on until every process holding the pipe has exited,
 	// so records written just before a crash are still saved.
@@ -121,6 +168,19 @@ func (w *Worker) Run(ctx context.Context) (*Result, error) {
 	stream := new(bench.Stream)
 	for rd.Scan() {
 		rec := rd.Record()
+		switch {
+		case !sawRecord:
+			sawRecord = true
+			if watchdog != nil {
+				watchdog.Stop()
+				watchdog = nil
+			}
+			if w.Silence > 0 {
+				watchdog = time.AfterFunc(w.Silence, func() { stop(&TimeoutError{"silence", w.Silence}) })
+			}
+		case watchdog != nil:
+			watchdog.Reset(w.Silence)
+		}
 		collect(stream, rec)
 		if w.OnRecord != nil {
 			w.OnRecord(rec)
@@ -130,6 +190,9 @@ func (w *Worker) Run(ctx context.Context) (*Result, error) {
 	waitErr := cmd.Wait()
 
 	res := &Result{Stream: stream, StderrTail: tail.String()}
+	if runCtx.Err() != nil {
+		res.Stopped = context.Cause(runCtx)
+	}
 	var exitErr *exec.ExitError
 	switch {
 	case waitErr == nil:
@@ -224,4 +287,12 @@ func (t *tailWriter) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(t.buf)
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }

@@ -130,3 +130,48 @@ func TestFindPythonExplainsWhatItTried(t *testing.T) {
 		t.Errorf("with $%s=%s: got %q, %v", runner.PythonEnv, py, got, err)
 	}
 }
+
+func TestSilenceTimeoutStopsAHungWorker(t *testing.T) {
+	py := testpython.Torch(t)
+	dir := t.TempDir()
+	// A "worker" that writes its meta record and then hangs.
+	script := filepath.Join(dir, "hang.py")
+	os.WriteFile(script, []byte(`import os, sys, time
+os.write(3, b'{"type":"meta","schema":1}\n')
+time.sleep(600)
+`), 0o644)
+	w := &runner.Worker{Python: py, Script: script, RecordsPath: filepath.Join(dir, "r.jsonl"),
+		Startup: time.Minute, Silence: 2 * time.Second, Grace: time.Second}
+	start := time.Now()
+	res, err := w.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var te *runner.TimeoutError
+	if !errors.As(res.Stopped, &te) || te.Which != "silence" {
+		t.Fatalf("stopped by %v, want the silence timeout", res.Stopped)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("took %v to stop a worker with a 2s silence timeout", d)
+	}
+	if !strings.Contains(res.Reason(), "silence timeout") || res.Stream.Meta == nil {
+		t.Errorf("reason %q, meta kept: %v", res.Reason(), res.Stream.Meta != nil)
+	}
+}
+
+func TestStartupTimeout(t *testing.T) {
+	py := testpython.Torch(t)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "slow.py")
+	os.WriteFile(script, []byte("import time\ntime.sleep(600)\n"), 0o644)
+	w := &runner.Worker{Python: py, Script: script, RecordsPath: filepath.Join(dir, "r.jsonl"),
+		Startup: time.Second, Silence: time.Minute, Grace: time.Second}
+	res, err := w.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var te *runner.TimeoutError
+	if !errors.As(res.Stopped, &te) || te.Which != "startup" {
+		t.Fatalf("stopped by %v, want the start-up timeout", res.Stopped)
+	}
+}

@@ -2,6 +2,8 @@
 //
 // Usage:
 //
+//	gcjitter run [flags] [case|file ...]   run cases, write a results directory
+//	gcjitter cases list|show NAME          the built-in suite
 //	gcjitter worker [flags]      run one worker process and summarise its records
 //	gcjitter worker -script      print the embedded worker program
 //	gcjitter version
@@ -39,6 +41,8 @@ const (
 const usage = `usage: gcjitter <command> [flags]
 
 commands:
+  run        run cases (default: the quick suite) and write a results directory
+  cases      list the built-in cases, or show one (cases list | cases show NAME)
   worker     run one worker process and summarise its records
   version    print the version
 
@@ -52,6 +56,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	switch args[0] {
+	case "run":
+		return cmdRun(ctx, args[1:], stdout, stderr)
+	case "cases":
+		return cmdCases(args[1:], stdout, stderr)
 	case "worker":
 		return cmdWorker(ctx, args[1:], stdout, stderr)
 	case "version":

@@ -1,13 +1,14 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/gcjitter/gcjitter/internal/testpython"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -17,7 +18,7 @@ var update = flag.Bool("update", false, "rewrite the scripts' expected outputs")
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"gcjitter": func() { os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)) },
+		"gcjitter": main,
 	})
 }
 
@@ -35,7 +36,8 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"status": cmdStatus,
+			"status":  cmdStatus,
+			"waitfor": cmdWaitFor,
 		},
 	})
 }
@@ -61,4 +63,24 @@ func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("exit status %d, want %d", got, want)
 	}
+}
+
+// cmdWaitFor waits (up to two minutes) until a file exists and matches a
+// regular expression: waitfor out/runs/x/run-01.jsonl '"i":20,'
+func cmdWaitFor(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: waitfor FILE REGEXP")
+	}
+	re, err := regexp.Compile(args[1])
+	if err != nil {
+		ts.Fatalf("waitfor: %v", err)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(ts.MkAbs(args[0])); err == nil && re.Match(b) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	ts.Fatalf("waitfor: %s did not match %s within two minutes", args[0], args[1])
 }

@@ -1,0 +1,140 @@
+// Package results is the on-disk form of a gcjitter run, read back by
+// compare, report and the gate:
+//
+//	DIR/manifest.json            what ran, where, with what, and how each run ended
+//	DIR/results.bench            one benchfmt line per completed run (benchstat reads it)
+//	DIR/runs/CASE/VARIANT/run-NN.jsonl    each run's record stream, as it arrived
+//	DIR/runs/CASE/VARIANT/run-NN.stderr   each worker's own stderr
+//	DIR/worker/gcjitter-worker-HASH.py    the exact worker that ran
+//
+// The manifest is rewritten atomically after every run, so a results
+// directory is readable at any moment, even after gcjitter itself died.
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/gcjitter/gcjitter/internal/atomicfile"
+	"github.com/gcjitter/gcjitter/stats"
+)
+
+// ManifestSchema is the version of manifest.json.
+const ManifestSchema = 1
+
+// File names inside a results directory.
+const (
+	ManifestFile = "manifest.json"
+	BenchFile    = "results.bench"
+)
+
+// Manifest describes one invocation of gcjitter run.
+type Manifest struct {
+	Schema      int        `json:"schema"`
+	Tool        string     `json:"tool"` // gcjitter version
+	Command     []string   `json:"command"`
+	Started     time.Time  `json:"started"`
+	Finished    *time.Time `json:"finished,omitempty"`
+	Python      string     `json:"python"`
+	PythonFrom  string     `json:"python_from"` // which rule chose it
+	Host        Host       `json:"host"`
+	Worker      string     `json:"worker"` // relative path of the worker program
+	ShuffleSeed int64      `json:"shuffle_seed"`
+	Cases       []Case     `json:"cases"`
+	Runs        []*Run     `json:"runs"` // in the order they ran
+	Interrupted bool       `json:"interrupted,omitempty"`
+}
+
+// Case is a case as it ran, after flag overrides.
+type Case struct {
+	Name        string    `json:"name"`
+	Source      string    `json:"source"`
+	Text        string    `json:"yaml"`
+	Steps       int       `json:"steps"`
+	Warmup      int       `json:"warmup"`
+	Runs        int       `json:"runs"`
+	Variants    []Variant `json:"variants"`
+	SpikeFactor float64   `json:"spike_factor"`
+}
+
+// Variant is one variant of a case.
+type Variant struct {
+	Name   string `json:"name"`
+	Policy string `json:"policy"`
+}
+
+// Run statuses.
+const (
+	StatusPending     = "pending"
+	StatusOK          = "ok"
+	StatusFailed      = "failed"
+	StatusInterrupted = "interrupted"
+	StatusSkipped     = "skipped" // not started: an earlier interruption
+)
+
+// Run is one worker process.
+type Run struct {
+	ID         string            `json:"id"`
+	Case       string            `json:"case"`
+	Variant    string            `json:"variant"`
+	Policy     string            `json:"policy"`
+	Index      int               `json:"index"` // within its variant, 0-based
+	Order      int               `json:"order"` // position in the interleaved order
+	Seed       int64             `json:"seed"`
+	HashSeed   uint32            `json:"hash_seed"`
+	Args       []string          `json:"args"`
+	Records    string            `json:"records"`
+	Stderr     string            `json:"stderr"`
+	Status     string            `json:"status"`
+	Reason     string            `json:"reason,omitempty"`
+	ExitCode   int               `json:"exit_code"`
+	StderrTail string            `json:"stderr_tail,omitempty"`
+	Steps      int               `json:"steps_recorded"`
+	Started    *time.Time        `json:"started,omitempty"`
+	Seconds    float64           `json:"seconds"`
+	Summary    *stats.RunSummary `json:"summary,omitempty"`
+	Meta       *RunMeta          `json:"meta,omitempty"`
+}
+
+// RunMeta is the part of a run's meta record that identifies its
+// environment.
+type RunMeta struct {
+	Python   string `json:"python"`
+	Build    string `json:"build"`
+	Torch    string `json:"torch,omitempty"`
+	TorchNPU string `json:"torch_npu,omitempty"`
+	CUDA     string `json:"cuda,omitempty"`
+	CANN     string `json:"cann,omitempty"`
+	Device   string `json:"device"`
+	DevName  string `json:"device_name"`
+	Threads  int    `json:"threads"`
+}
+
+// WriteManifest writes m to dir atomically.
+func WriteManifest(dir string, m *Manifest) error {
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(filepath.Join(dir, ManifestFile), append(data, '\n'), 0o644)
+}
+
+// ReadManifest reads dir's manifest.
+func ReadManifest(dir string) (*Manifest, error) {
+	path := filepath.Join(dir, ManifestFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var m Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("%s: not a gcjitter manifest: %v", path, err)
+	}
+	if m.Schema != ManifestSchema {
+		return nil, fmt.Errorf("%s: manifest schema %d, this gcjitter reads %d", path, m.Schema, ManifestSchema)
+	}
+	return &m, nil
+}

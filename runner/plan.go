@@ -1,0 +1,62 @@
+package runner
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strconv"
+
+	"github.com/gcjitter/gcjitter/cases"
+)
+
+// PlannedRun is one worker process to start.
+type PlannedRun struct {
+	Case     *cases.Case
+	Variant  cases.Variant
+	Index    int    // 0-based run number within its variant
+	ID       string // case/variant/run-NN: names its files
+	HashSeed uint32 // PYTHONHASHSEED: differs per run, so runs sample hash layouts
+}
+
+// RecordsPath is the run's record stream, relative to the results directory.
+func (r PlannedRun) RecordsPath() string { return filepath.Join("runs", r.ID+".jsonl") }
+
+// StderrPath is the worker's stderr, relative to the results directory.
+func (r PlannedRun) StderrPath() string { return filepath.Join("runs", r.ID+".stderr") }
+
+// Plan orders the runs of the given cases. Within a case, runs go in
+// rounds: each round runs every variant once, in an order shuffled by seed.
+// Slow drift of the host (thermal, background load) then hits every
+// variant alike, and no variant always goes first.
+func Plan(cs []*cases.Case, seed int64) []PlannedRun {
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x6763_6a69_7474_6572)) // "gcjitter"
+	var out []PlannedRun
+	for _, c := range cs {
+		order := make([]int, len(c.Variants))
+		for round := range c.Runs {
+			for i := range order {
+				order[i] = i
+			}
+			rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+			for _, vi := range order {
+				v := c.Variants[vi]
+				out = append(out, PlannedRun{
+					Case:     c,
+					Variant:  v,
+					Index:    round,
+					ID:       fmt.Sprintf("%s/%s/run-%02d", c.Name, v.Name, round+1),
+					HashSeed: hashSeed(c.Seed, round),
+				})
+			}
+		}
+	}
+	return out
+}
+
+// hashSeed gives run i of every variant the same PYTHONHASHSEED, so the
+// variants differ only in their policy, while runs differ from each other.
+func hashSeed(caseSeed int64, run int) uint32 {
+	return uint32((uint64(caseSeed)*1000 + uint64(run) + 1) % 4294967295)
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

@@ -1,0 +1,228 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/gcjitter/gcjitter/bench"
+	"github.com/gcjitter/gcjitter/cases"
+	"github.com/gcjitter/gcjitter/results"
+	"github.com/gcjitter/gcjitter/stats"
+)
+
+// Progress hears about runs as they go. Implementations must be cheap:
+// Step is called for every step record.
+type Progress interface {
+	RunStart(n, total int, r *results.Run)
+	Step(r *results.Run, done, total int)
+	RunEnd(n, total int, r *results.Run)
+}
+
+// Session executes a plan into a results directory.
+type Session struct {
+	Dir        string
+	Python     string
+	PythonFrom string
+	Tool       string   // gcjitter version, for provenance
+	Command    []string // the command line, for provenance
+	Seed       int64    // the shuffle seed the plan was made with
+	Progress   Progress // nil: silent
+	Grace      time.Duration
+}
+
+// ErrResultsExist is returned when the results directory already holds a run.
+var ErrResultsExist = errors.New("already holds results")
+
+// LockedError is returned when another gcjitter is writing the directory.
+type LockedError struct{ Dir string }
+
+func (e *LockedError) Error() string {
+	return fmt.Sprintf("%s is being written by another gcjitter process; wait for it or pass another -o", e.Dir)
+}
+
+// Execute runs the plan, writing every record, the manifest and the benchfmt
+// file as it goes. A run that fails is recorded as failed and the others go
+// on; when ctx ends the run in progress is stopped, what it measured kept,
+// and the rest are marked skipped. The error is for the results directory
+// itself (cannot create, lock or write it); the manifest is returned either
+// way when it exists.
+func (s *Session) Execute(ctx context.Context, cs []*cases.Case, plan []PlannedRun) (*results.Manifest, error) {
+	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("results directory: %w", err)
+	}
+	unlock, err := lockDir(s.Dir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if _, err := os.Stat(filepath.Join(s.Dir, results.ManifestFile)); err == nil {
+		return nil, fmt.Errorf("results directory %s %w; pass a new -o", s.Dir, ErrResultsExist)
+	}
+	script, err := bench.WriteWorker(filepath.Join(s.Dir, "worker"))
+	if err != nil {
+		return nil, err
+	}
+	m := &results.Manifest{
+		Schema:      results.ManifestSchema,
+		Tool:        s.Tool,
+		Command:     s.Command,
+		Started:     time.Now().UTC(),
+		Python:      s.Python,
+		PythonFrom:  s.PythonFrom,
+		Host:        ProbeHost(ctx),
+		Worker:      filepath.Join("worker", filepath.Base(script)),
+		ShuffleSeed: s.Seed,
+	}
+	for _, c := range cs {
+		rc := results.Case{Name: c.Name, Source: c.Source, Text: string(c.Text), Steps: c.Steps,
+			Warmup: c.Warmup, Runs: c.Runs, SpikeFactor: c.Gate.SpikeFactor}
+		for _, v := range c.Variants {
+			rc.Variants = append(rc.Variants, results.Variant{Name: v.Name, Policy: v.Policy})
+		}
+		m.Cases = append(m.Cases, rc)
+	}
+	for i, p := range plan {
+		cfg := p.Case.WorkerConfig(p.Variant)
+		m.Runs = append(m.Runs, &results.Run{
+			ID: p.ID, Case: p.Case.Name, Variant: p.Variant.Name, Policy: p.Variant.Policy,
+			Index: p.Index, Order: i, Seed: p.Case.Seed, HashSeed: p.HashSeed, Args: cfg.Args(),
+			Records: p.RecordsPath(), Stderr: p.StderrPath(), Status: results.StatusPending,
+		})
+	}
+	if err := s.save(m); err != nil {
+		return m, err
+	}
+
+	for i, p := range plan {
+		r := m.Runs[i]
+		if ctx.Err() != nil {
+			r.Status, r.Reason = results.StatusSkipped, "not started: interrupted"
+			continue
+		}
+		if err := s.runOne(ctx, script, p, r, i, len(plan)); err != nil {
+			return m, err
+		}
+		if err := s.save(m); err != nil {
+			return m, err
+		}
+	}
+	m.Interrupted = ctx.Err() != nil
+	now := time.Now().UTC()
+	m.Finished = &now
+	return m, s.save(m)
+}
+
+func (s *Session) runOne(ctx context.Context, script string, p PlannedRun, r *results.Run, n, total int) error {
+	recPath := filepath.Join(s.Dir, r.Records)
+	if err := os.MkdirAll(filepath.Dir(recPath), 0o755); err != nil {
+		return fmt.Errorf("results directory: %w", err)
+	}
+	stderr, err := os.Create(filepath.Join(s.Dir, r.Stderr))
+	if err != nil {
+		return fmt.Errorf("results directory: %w", err)
+	}
+	defer stderr.Close()
+	c := p.Case
+	env := WorkerEnv(ParentEnv(), p.HashSeed, threadsFor(c), c.Env, p.Variant.Env)
+	steps := c.Steps + c.Warmup
+	w := &Worker{
+		Python: s.Python, Script: script, Args: r.Args, Env: env, RecordsPath: recPath,
+		Stdout: stderr, Stderr: stderr, Grace: s.Grace,
+		Startup: time.Duration(c.Timeouts.Startup), Silence: time.Duration(c.Timeouts.Silence), Total: time.Duration(c.Timeouts.Total),
+	}
+	if s.Progress != nil {
+		w.OnRecord = func(rec bench.Record) {
+			if st, ok := rec.(*bench.Step); ok {
+				s.Progress.Step(r, st.Index+1, steps)
+			}
+		}
+		s.Progress.RunStart(n, total, r)
+	}
+	start := time.Now()
+	r.Started = &start
+	res, err := w.Run(ctx)
+	r.Seconds = time.Since(start).Seconds()
+	if res == nil { // could not start or write at all
+		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.ENOEXEC) {
+			r.Status, r.Reason = results.StatusFailed, err.Error()
+			return nil
+		}
+		return err
+	}
+	r.Steps = len(res.Stream.Steps)
+	r.ExitCode = res.ExitCode
+	if m := res.Stream.Meta; m != nil {
+		r.Meta = &results.RunMeta{Python: m.Python.Version, Build: m.Python.Build, Torch: m.Torch, TorchNPU: m.TorchNPU,
+			CUDA: m.CUDA, CANN: m.CANN, Device: m.Device.Kind, DevName: m.Device.Name, Threads: m.Threads}
+	}
+	switch {
+	case err != nil:
+		// Records could not be written: the disk, not the worker, failed.
+		r.Status, r.Reason = results.StatusFailed, err.Error()
+		return err
+	case errors.Is(res.Stopped, context.Canceled):
+		r.Status, r.Reason = results.StatusInterrupted, fmt.Sprintf("interrupted after %d steps", r.Steps)
+	case res.Failed():
+		r.Status, r.Reason = results.StatusFailed, res.Reason()
+		r.StderrTail = lastLines(res.StderrTail, 20)
+	default:
+		r.Status = results.StatusOK
+		sum := stats.Summarize(res.Stream, c.Gate.SpikeFactor)
+		r.Summary = &sum
+	}
+	if s.Progress != nil {
+		s.Progress.RunEnd(n, total, r)
+	}
+	return nil
+}
+
+func (s *Session) save(m *results.Manifest) error {
+	if err := results.WriteManifest(s.Dir, m); err != nil {
+		return fmt.Errorf("writing the manifest: %w", err)
+	}
+	if err := results.WriteBench(s.Dir, m); err != nil {
+		return fmt.Errorf("writing %s: %w", results.BenchFile, err)
+	}
+	return nil
+}
+
+// threadsFor is the intra-op thread count a case's workers get: the case's,
+// or half the CPUs this process may use. Using them all makes OpenMP's
+// barriers wait on a thread preempted by the runner or the OS: on 2 cores a
+// GPT step with 2 threads had p90 8x its median, with 1 thread 1.3x.
+func threadsFor(c *cases.Case) int {
+	if c.Workload.Threads > 0 {
+		return c.Workload.Threads
+	}
+	if c.CPUs != "" {
+		if cpus, err := bench.ParseCPUList(c.CPUs); err == nil {
+			return len(cpus)
+		}
+	}
+	return max(1, numCPU()/2)
+}
+
+// lockDir takes an exclusive advisory lock on dir/.lock. The kernel drops
+// it when the process dies, so a crash never leaves a stale lock behind.
+func lockDir(dir string) (func(), error) {
+	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("results directory: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, &LockedError{dir}
+		}
+		return nil, fmt.Errorf("locking %s: %w", dir, err)
+	}
+	f.Truncate(0)
+	f.WriteString(strconv.Itoa(os.Getpid()) + "\n")
+	return func() { f.Close() }, nil
+}

@@ -1,0 +1,49 @@
+package stats
+
+import (
+	"math"
+	"testing"
+
+	"github.com/gcjitter/gcjitter/bench"
+)
+
+func TestQuantileMatchesNumpyType7(t *testing.T) {
+	// numpy.quantile([1, 2, 3, 4, 10], [0, .5, .9, .99, 1]) = [1, 3, 7.6, 9.76, 10]
+	data := []float64{1, 2, 3, 4, 10}
+	for q, want := range map[float64]float64{0: 1, 0.5: 3, 0.9: 7.6, 0.99: 9.76, 1: 10} {
+		if got := Quantile(data, q); math.Abs(got-want) > 1e-9 {
+			t.Errorf("Quantile(%v) = %v, want %v", q, got, want)
+		}
+	}
+}
+
+func TestSummarizeCountsSpikesAndAttributesThem(t *testing.T) {
+	s := &bench.Stream{Steps: []*bench.Step{{Warmup: true, DurationNS: 1e9}}}
+	for i := range 100 {
+		st := &bench.Step{Index: i + 1, DurationNS: 1000}
+		switch {
+		case i%20 == 19: // a spike with a full collection in it
+			st.DurationNS = 3000
+			st.GC = []bench.GCEvent{{Gen: 2, PauseNS: 2000, InStep: true}}
+		case i == 50: // a spike without GC
+			st.DurationNS = 2500
+		case i%10 == 0: // a cheap young collection
+			st.GC = []bench.GCEvent{{Gen: 0, PauseNS: 10, InStep: true}}
+		}
+		s.Steps = append(s.Steps, st)
+	}
+	r := Summarize(s, 1.5)
+	if r.Steps != 100 || r.P50 != 1000 || r.Max != 3000 {
+		t.Errorf("steps %d p50 %v max %v: the warm-up step leaked in?", r.Steps, r.P50, r.Max)
+	}
+	if r.Spikes != 6 || r.SpikesWithGC != 5 {
+		t.Errorf("spikes %d (with GC %d), want 6 (5)", r.Spikes, r.SpikesWithGC)
+	}
+	if r.Collections != [3]int{9, 0, 5} || r.MaxPauseNS[2] != 2000 {
+		t.Errorf("collections %v max pause %v", r.Collections, r.MaxPauseNS)
+	}
+	wantShare := (5*2000.0 + 9*10) / (94*1000 + 5*3000 + 2500 - 1000 + 1000)
+	if math.Abs(r.GCShare-wantShare) > 1e-3 {
+		t.Errorf("GC share %v, want %v", r.GCShare, wantShare)
+	}
+}
