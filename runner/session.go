@@ -19,6 +19,7 @@ import (
 // Progress hears about runs as they go. Implementations must be cheap:
 // Step is called for every step record.
 type Progress interface {
+	Begin(runs []*results.Run) // every planned run, before the first starts
 	RunStart(n, total int, r *results.Run)
 	Step(r *results.Run, done, total int)
 	RunEnd(n, total int, r *results.Run)
@@ -97,6 +98,9 @@ func (s *Session) Execute(ctx context.Context, cs []*cases.Case, plan []PlannedR
 	}
 	if err := s.save(m); err != nil {
 		return m, err
+	}
+	if s.Progress != nil {
+		s.Progress.Begin(m.Runs)
 	}
 
 	for i, p := range plan {
