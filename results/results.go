@@ -41,7 +41,8 @@ type Manifest struct {
 	Python      string     `json:"python"`
 	PythonFrom  string     `json:"python_from"` // which rule chose it
 	Host        Host       `json:"host"`
-	Worker      string     `json:"worker"` // relative path of the worker program
+	HostClass   string     `json:"host_class,omitempty"` // -host-class or $GCJITTER_HOST_CLASS
+	Worker      string     `json:"worker"`               // relative path of the worker program
 	ShuffleSeed int64      `json:"shuffle_seed"`
 	Cases       []Case     `json:"cases"`
 	Runs        []*Run     `json:"runs"` // in the order they ran

@@ -33,6 +33,7 @@ type Session struct {
 	Tool       string   // gcjitter version, for provenance
 	Command    []string // the command line, for provenance
 	Seed       int64    // the shuffle seed the plan was made with
+	HostClass  string   // recorded with the results
 	Progress   Progress // nil: silent
 	Grace      time.Duration
 }
@@ -79,6 +80,7 @@ func (s *Session) Execute(ctx context.Context, cs []*cases.Case, plan []PlannedR
 		Host:        ProbeHost(ctx),
 		Worker:      filepath.Join("worker", filepath.Base(script)),
 		ShuffleSeed: s.Seed,
+		HostClass:   s.HostClass,
 	}
 	for _, c := range cs {
 		rc := results.Case{Name: c.Name, Source: c.Source, Text: string(c.Text), Steps: c.Steps,

@@ -176,7 +176,10 @@ func execute(ctx context.Context, f *commonFlags, cs []*cases.Case, stderr io.Wr
 	plan := runner.Plan(cs, f.seed)
 	s := &runner.Session{
 		Dir: dir, Python: py, PythonFrom: from, Tool: version(), Command: os.Args, Seed: f.seed,
-		Progress: newProgress(stderr),
+		Progress: newProgress(stderr), HostClass: f.hostClass,
+	}
+	if s.HostClass == "" {
+		s.HostClass = os.Getenv("GCJITTER_HOST_CLASS")
 	}
 	fmt.Fprintf(stderr, "gcjitter: %d runs of %d case(s) with %s; results in %s\n", len(plan), len(cs), py, dir)
 	m, err := s.Execute(ctx, cs, plan)
