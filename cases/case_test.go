@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gcjitter/gcjitter/stats"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -35,7 +36,7 @@ func TestParseGood(t *testing.T) {
 	if time.Duration(c.Timeouts.Silence) != 30*time.Second || time.Duration(c.Timeouts.Startup) != DefaultStartup {
 		t.Errorf("timeouts %+v", c.Timeouts)
 	}
-	if c.Gate.Floor("p99") != 0.075 || c.Gate.Floor("p50") != 0.02 || c.Gate.Floor("max") != DefaultFloors["max"] {
+	if c.Gate.Floor("p99") != 0.075 || c.Gate.Floor("p50") != 0.02 || c.Gate.Floor("max") != Fraction(stats.DefaultFloors["max"]) {
 		t.Errorf("floors: p99 %v p50 %v max %v", c.Gate.Floor("p99"), c.Gate.Floor("p50"), c.Gate.Floor("max"))
 	}
 	cfg := c.WorkerConfig(c.Variants[1])

@@ -8,19 +8,8 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/gcjitter/gcjitter/internal/atomicfile"
+	"github.com/gcjitter/gcjitter/stats"
 )
-
-// Units of the per-run values in results.bench. Time units carry "ns" so
-// benchstat scales them to seconds; collections are exact counts of a
-// deterministic schedule.
-var units = []struct {
-	name, assume string
-}{
-	{"p50-ns/step", ""}, {"p90-ns/step", ""}, {"p99-ns/step", ""}, {"max-ns/step", ""},
-	{"spike-steps/run", ""}, {"gc-share", ""},
-	{"gen0-pause-ns/run", ""}, {"gen1-pause-ns/run", ""}, {"gen2-pause-ns/run", ""},
-	{"gen0-collections/run", "exact"}, {"gen1-collections/run", "exact"}, {"gen2-collections/run", "exact"},
-}
 
 // BenchName is the benchfmt name of a case's variant, without the
 // "Benchmark" prefix the file adds.
@@ -28,18 +17,19 @@ func BenchName(caseName, variant string) string {
 	return fmt.Sprintf("GCJitter/case=%s/variant=%s", caseName, variant)
 }
 
-// WriteBench writes dir/results.bench: one result line per completed run,
-// with Unit lines saying lower is better, so benchstat and gcjitter compare
-// read it.
+// WriteBench writes dir/results.bench: one result line per completed run
+// with every metric of stats.Metrics (iterations: the run's measured
+// steps), and Unit lines saying lower is better and which are exact counts,
+// so benchstat and gcjitter compare read it.
 func WriteBench(dir string, m *Manifest) error {
 	var buf bytes.Buffer
 	w := benchfmt.NewWriter(&buf)
-	for _, u := range units {
-		if err := w.Write(&benchfmt.UnitMetadata{UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: u.name, Key: "better"}, OrigUnit: u.name, Value: "lower"}); err != nil {
+	for _, m := range stats.Metrics {
+		if err := w.Write(&benchfmt.UnitMetadata{UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: m.Unit, Key: "better"}, OrigUnit: m.Unit, Value: "lower"}); err != nil {
 			return err
 		}
-		if u.assume != "" {
-			if err := w.Write(&benchfmt.UnitMetadata{UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: u.name, Key: "assume"}, OrigUnit: u.name, Value: u.assume}); err != nil {
+		if m.Exact {
+			if err := w.Write(&benchfmt.UnitMetadata{UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: m.Unit, Key: "assume"}, OrigUnit: m.Unit, Value: "exact"}); err != nil {
 				return err
 			}
 		}
@@ -65,11 +55,8 @@ func WriteBench(dir string, m *Manifest) error {
 			file("cuda", rm.CUDA)
 			file("device", rm.Device)
 		}
-		vals := []float64{s.P50, s.P90, s.P99, s.Max, float64(s.Spikes), s.GCShare,
-			s.PauseNS[0], s.PauseNS[1], s.PauseNS[2],
-			float64(s.Collections[0]), float64(s.Collections[1]), float64(s.Collections[2])}
-		for i, u := range units {
-			res.Values = append(res.Values, benchfmt.Value{Value: vals[i], Unit: u.name})
+		for _, m := range stats.Metrics {
+			res.Values = append(res.Values, benchfmt.Value{Value: m.Value(*s), Unit: m.Unit})
 		}
 		if err := w.Write(res); err != nil {
 			return err

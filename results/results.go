@@ -59,6 +59,10 @@ type Case struct {
 	Runs        int       `json:"runs"`
 	Variants    []Variant `json:"variants"`
 	SpikeFactor float64   `json:"spike_factor"`
+	// Gate: the floors the case sets (others take stats.DefaultFloors) and
+	// the family-wise alpha.
+	Floors map[string]float64 `json:"floors,omitempty"`
+	Alpha  float64            `json:"alpha"`
 }
 
 // Variant is one variant of a case.

@@ -84,7 +84,13 @@ func (s *Session) Execute(ctx context.Context, cs []*cases.Case, plan []PlannedR
 	}
 	for _, c := range cs {
 		rc := results.Case{Name: c.Name, Source: c.Source, Text: string(c.Text), Steps: c.Steps,
-			Warmup: c.Warmup, Runs: c.Runs, SpikeFactor: c.Gate.SpikeFactor}
+			Warmup: c.Warmup, Runs: c.Runs, SpikeFactor: c.Gate.SpikeFactor, Alpha: c.Gate.Alpha}
+		for k, v := range c.Gate.Floors {
+			if rc.Floors == nil {
+				rc.Floors = map[string]float64{}
+			}
+			rc.Floors[k] = float64(v)
+		}
 		for _, v := range c.Variants {
 			rc.Variants = append(rc.Variants, results.Variant{Name: v.Name, Policy: v.Policy})
 		}

@@ -20,10 +20,14 @@ import (
 type RunSummary struct {
 	Steps int
 	// Step-time quantiles and maximum, in nanoseconds.
-	P50, P90, P99, Max float64
+	P50, P90, P99, P999, Max float64
 	// Spikes counts steps longer than SpikeFactor times the run's median;
 	// SpikesWithGC those of them that contain a collection.
 	Spikes, SpikesWithGC int
+	// SpikePeriod is the typical number of steps between spikes when they
+	// recur regularly (at least 2/3 of the gaps within 15% of the median
+	// gap), and 0 when they do not.
+	SpikePeriod float64
 	// Collections, total pause and largest pause per generation, counting
 	// collections inside steps and between them.
 	Collections [3]int
@@ -37,49 +41,100 @@ type RunSummary struct {
 // Summarize summarises the measured steps of s. A step is a spike when it
 // takes more than spikeFactor times the run's median.
 func Summarize(s *bench.Stream, spikeFactor float64) RunSummary {
-	steps := s.Measured()
-	var r RunSummary
-	r.Steps = len(steps)
-	if len(steps) == 0 {
-		return r
+	var sm Summarizer
+	for _, st := range s.Steps {
+		sm.Add(st)
 	}
-	durs := make([]float64, len(steps))
-	var total, inStepPause float64
-	for i, st := range steps {
-		durs[i] = float64(st.DurationNS)
-		total += durs[i]
-		for _, e := range st.GC {
-			r.Collections[e.Gen]++
-			p := float64(e.PauseNS)
-			r.PauseNS[e.Gen] += p
-			r.MaxPauseNS[e.Gen] = math.Max(r.MaxPauseNS[e.Gen], p)
-			if e.InStep {
-				inStepPause += p
-			}
+	return sm.Result(spikeFactor)
+}
+
+// Summarizer summarises a run one step at a time, keeping only what the
+// summary needs (a duration and a flag per step), so a run of a million
+// steps never has to be held as records.
+type Summarizer struct {
+	durs    []float64
+	inGC    []bool // a collection ran inside the step
+	r       RunSummary
+	total   float64
+	inPause float64
+}
+
+// Add takes one step; warm-up steps are ignored.
+func (sm *Summarizer) Add(st *bench.Step) {
+	if st.Warmup {
+		return
+	}
+	d := float64(st.DurationNS)
+	sm.durs = append(sm.durs, d)
+	sm.total += d
+	in := false
+	for _, e := range st.GC {
+		sm.r.Collections[e.Gen]++
+		p := float64(e.PauseNS)
+		sm.r.PauseNS[e.Gen] += p
+		sm.r.MaxPauseNS[e.Gen] = math.Max(sm.r.MaxPauseNS[e.Gen], p)
+		if e.InStep {
+			sm.inPause += p
+			in = true
 		}
 	}
-	sorted := slices.Clone(durs)
+	sm.inGC = append(sm.inGC, in)
+}
+
+// Result is the summary of the steps added so far.
+func (sm *Summarizer) Result(spikeFactor float64) RunSummary {
+	r := sm.r
+	r.Steps = len(sm.durs)
+	if r.Steps == 0 {
+		return r
+	}
+	sorted := slices.Clone(sm.durs)
 	slices.Sort(sorted)
 	r.P50 = Quantile(sorted, 0.50)
 	r.P90 = Quantile(sorted, 0.90)
 	r.P99 = Quantile(sorted, 0.99)
+	r.P999 = Quantile(sorted, 0.999)
 	r.Max = sorted[len(sorted)-1]
 	limit := spikeFactor * r.P50
-	for i, st := range steps {
-		if durs[i] > limit {
+	var gaps []float64
+	lastSpike := -1
+	for i, d := range sm.durs {
+		if d > limit {
 			r.Spikes++
-			for _, e := range st.GC {
-				if e.InStep {
-					r.SpikesWithGC++
-					break
-				}
+			if lastSpike >= 0 {
+				gaps = append(gaps, float64(i-lastSpike))
+			}
+			lastSpike = i
+			if sm.inGC[i] {
+				r.SpikesWithGC++
 			}
 		}
 	}
-	if total > 0 {
-		r.GCShare = inStepPause / total
+	if sm.total > 0 {
+		r.GCShare = sm.inPause / sm.total
 	}
+	r.SpikePeriod = period(gaps)
 	return r
+}
+
+// period returns the median gap when most gaps agree with it, else 0.
+func period(gaps []float64) float64 {
+	if len(gaps) < 3 {
+		return 0
+	}
+	sorted := slices.Clone(gaps)
+	slices.Sort(sorted)
+	med := Quantile(sorted, 0.5)
+	agree := 0
+	for _, g := range gaps {
+		if math.Abs(g-med) <= 0.15*med {
+			agree++
+		}
+	}
+	if 3*agree < 2*len(gaps) {
+		return 0
+	}
+	return med
 }
 
 // Quantile returns the q-quantile of sorted data by linear interpolation

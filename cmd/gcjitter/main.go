@@ -3,6 +3,7 @@
 // Usage:
 //
 //	gcjitter run [flags] [case|file ...]   run cases, write a results directory
+//	gcjitter compare [flags] OLD NEW        compare two results, tail-aware
 //	gcjitter cases list|show NAME          the built-in suite
 //	gcjitter worker [flags]      run one worker process and summarise its records
 //	gcjitter worker -script      print the embedded worker program
@@ -42,6 +43,7 @@ const usage = `usage: gcjitter <command> [flags]
 
 commands:
   run        run cases (default: the quick suite) and write a results directory
+  compare    compare two results (directories or benchfmt files); exit 1 on a regression
   cases      list the built-in cases, or show one (cases list | cases show NAME)
   worker     run one worker process and summarise its records
   version    print the version
@@ -60,6 +62,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdRun(ctx, args[1:], stdout, stderr)
 	case "cases":
 		return cmdCases(args[1:], stdout, stderr)
+	case "compare":
+		return cmdCompare(args[1:], stdout, stderr)
 	case "worker":
 		return cmdWorker(ctx, args[1:], stdout, stderr)
 	case "version":

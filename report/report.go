@@ -1,0 +1,185 @@
+// Package report renders comparisons for people and for machines. This
+// file holds the terminal table; the other formats share its numbers.
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"golang.org/x/perf/benchunit"
+
+	"github.com/gcjitter/gcjitter/results"
+	"github.com/gcjitter/gcjitter/stats"
+)
+
+// Text writes a comparison as benchstat-like tables, one per benchmark:
+// each metric's old and new median with its 95% interval, the change with
+// its interval, the Holm-adjusted p-value, the runs, and the verdict; then
+// the verdicts that need attention, with their reasons.
+func Text(w io.Writer, c *results.Comparison) {
+	fmt.Fprintf(w, "old: %s\nnew: %s\n", c.Old.Path, c.New.Path)
+	fmt.Fprintf(w, "runs are the unit: medians of per-run values with 95%% intervals; change: Hodges-Lehmann shift with its interval; p: Mann-Whitney U, Holm-adjusted over %d tests (family-wise alpha %g)\n", tested(c.Rows), c.Alpha)
+	for _, n := range c.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	var bench string
+	var tw *tabwriter.Writer
+	for _, r := range c.Rows {
+		if r.Bench != bench {
+			if tw != nil {
+				tw.Flush()
+			}
+			bench = r.Bench
+			fmt.Fprintf(w, "\n%s\n", bench)
+			spikeLine(w, c, bench)
+			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "  metric\told\tnew\tchange [95% CI]\tp\tn\tverdict")
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%d+%d\t%s\n", r.Metric,
+			fmtEst(r.OldEst, r.Unit), fmtEst(r.NewEst, r.Unit), fmtChange(r), fmtP(r), len(r.Old), len(r.New), fmtVerdict(r))
+	}
+	if tw != nil {
+		tw.Flush()
+	}
+	counts := map[stats.Verdict]int{}
+	for _, r := range c.Rows {
+		counts[r.Verdict]++
+	}
+	fmt.Fprintf(w, "\nverdicts: %d regressed, %d improved, %d same, %d unknown\n",
+		counts[stats.Regressed], counts[stats.Improved], counts[stats.Same], counts[stats.Unknown])
+	for _, v := range []stats.Verdict{stats.Regressed, stats.Improved, stats.Unknown} {
+		for _, r := range c.Rows {
+			if r.Verdict == v {
+				fmt.Fprintf(w, "%s: %s %s: %s\n", v, r.Bench, r.Metric, r.Reason)
+			}
+		}
+	}
+}
+
+func tested(rows []*stats.Row) int {
+	n := 0
+	for _, r := range rows {
+		if !math.IsNaN(r.P) {
+			n++
+		}
+	}
+	return n
+}
+
+// spikeLine describes each side's spikes for a gcjitter results directory:
+// rate, attribution to collections, period.
+func spikeLine(w io.Writer, c *results.Comparison, bench string) {
+	var parts []string
+	for _, side := range []struct {
+		label string
+		d     *results.Data
+	}{{"old", c.Old}, {"new", c.New}} {
+		runs := side.d.Runs[bench]
+		if len(runs) == 0 {
+			continue
+		}
+		var spikes, withGC, steps int
+		var periods []float64
+		for _, r := range runs {
+			spikes += r.Spikes
+			withGC += r.SpikesWithGC
+			steps += r.Steps
+			if r.SpikePeriod > 0 {
+				periods = append(periods, r.SpikePeriod)
+			}
+		}
+		s := fmt.Sprintf("%s %d runs x %d steps: %.1f spikes/kstep", side.label, len(runs), steps/len(runs), 1000*float64(spikes)/float64(max(steps, 1)))
+		if spikes > 0 {
+			s += fmt.Sprintf(", %.0f%% in a collection", 100*float64(withGC)/float64(spikes))
+		}
+		if 2*len(periods) > len(runs) {
+			sort.Float64s(periods)
+			s += fmt.Sprintf(", periodic every %.0f steps", stats.Quantile(periods, 0.5))
+		}
+		parts = append(parts, s)
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(w, "  %s\n", strings.Join(parts, "; "))
+	}
+}
+
+func fmtEst(e stats.Estimate, unit string) string {
+	if e.N == 0 || math.IsNaN(e.Center) {
+		return "-"
+	}
+	s := FormatValue(e.Center, unit)
+	if math.IsInf(e.Lo, 0) || math.IsInf(e.Hi, 0) {
+		return s + " ±∞"
+	}
+	if e.Center == 0 {
+		if e.Lo == 0 && e.Hi == 0 {
+			return s + " ±0"
+		}
+		return s
+	}
+	return fmt.Sprintf("%s ±%.0f%%", s, 100*math.Max(e.Center-e.Lo, e.Hi-e.Center)/math.Abs(e.Center))
+}
+
+// FormatValue prints a value in its unit, scaled the way benchstat does
+// (40.1ms, 1.2k); fractions as percentages.
+func FormatValue(v float64, unit string) string {
+	if unit == "gc-share" {
+		return fmt.Sprintf("%.2f%%", 100*v)
+	}
+	s := benchunit.Scale(v, benchunit.ClassOf(unit))
+	if strings.Contains(unit, "sec") {
+		s += "s"
+	}
+	return s
+}
+
+func fmtChange(r *stats.Row) string {
+	if math.IsNaN(r.Change) {
+		return "-"
+	}
+	if r.Exact || r.ChangeLo == r.ChangeHi {
+		return pct(r.Change)
+	}
+	return fmt.Sprintf("%s [%s, %s]", pct(r.Change), pct(r.ChangeLo), pct(r.ChangeHi))
+}
+
+func fmtP(r *stats.Row) string {
+	switch {
+	case r.Exact:
+		return "exact"
+	case math.IsNaN(r.PAdj):
+		return "-"
+	case r.PAdj < 0.001:
+		return fmt.Sprintf("%.0e", r.PAdj)
+	}
+	return fmt.Sprintf("%.3f", r.PAdj)
+}
+
+func fmtVerdict(r *stats.Row) string {
+	if r.Verdict == stats.Unknown && r.RunsNeeded > 0 {
+		return fmt.Sprintf("unknown (~%d runs)", r.RunsNeeded)
+	}
+	return string(r.Verdict)
+}
+
+func pct(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "+∞"
+	case math.IsInf(f, -1):
+		return "-∞"
+	case f == 0:
+		return "0%"
+	}
+	switch x := math.Abs(100 * f); {
+	case x < 10:
+		return fmt.Sprintf("%+.2f%%", 100*f)
+	case x < 100:
+		return fmt.Sprintf("%+.1f%%", 100*f)
+	}
+	return fmt.Sprintf("%+.0f%%", 100*f)
+}

@@ -1,0 +1,272 @@
+package results
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+
+	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchunit"
+
+	"github.com/gcjitter/gcjitter/bench"
+	"github.com/gcjitter/gcjitter/stats"
+)
+
+// Data is one side of a comparison: per-run values of every metric of
+// every benchmark, from a results directory or from any benchfmt file.
+type Data struct {
+	Path    string
+	Benches []string // in order of first appearance
+	// Values[bench][unit] are the per-run values, one per run.
+	Values map[string]map[string][]float64
+	Units  map[string][]string // units per bench, in order of first appearance
+	// MinIters is the fewest iterations (measured steps) of a bench's runs.
+	MinIters map[string]int
+	Better   map[string]int // per unit: -1 lower is better, +1 higher, 0 unknown
+	// Runs are the run summaries per bench; only for results directories.
+	Runs map[string][]stats.RunSummary
+	// Gate settings from the manifest's cases, by bench (results
+	// directories only).
+	Floors map[string]map[string]float64
+	Alpha  float64
+	// Env describes the environment per bench ("python 3.11.2, torch
+	// 1.13.0, cpu"), from the run meta; results directories only.
+	Env      map[string]string
+	Warnings []string
+}
+
+// InputError is a bad input file; its message names the file (and line).
+type InputError struct{ Msgs []string }
+
+func (e *InputError) Error() string {
+	if len(e.Msgs) == 1 {
+		return e.Msgs[0]
+	}
+	s := fmt.Sprintf("%d problems:", len(e.Msgs))
+	for _, m := range e.Msgs {
+		s += "\n  " + m
+	}
+	return s
+}
+
+func newData(path string) *Data {
+	return &Data{Path: path, Values: map[string]map[string][]float64{}, Units: map[string][]string{},
+		MinIters: map[string]int{}, Better: map[string]int{}, Runs: map[string][]stats.RunSummary{},
+		Floors: map[string]map[string]float64{}, Env: map[string]string{}}
+}
+
+func (d *Data) add(bench, unit string, v float64) {
+	if d.Values[bench] == nil {
+		d.Values[bench] = map[string][]float64{}
+		d.Benches = append(d.Benches, bench)
+	}
+	if _, ok := d.Values[bench][unit]; !ok {
+		d.Units[bench] = append(d.Units[bench], unit)
+	}
+	d.Values[bench][unit] = append(d.Values[bench][unit], v)
+}
+
+func (d *Data) iters(bench string, n int) {
+	if cur, ok := d.MinIters[bench]; !ok || n < cur {
+		d.MinIters[bench] = n
+	}
+}
+
+// Load reads a results directory (it has a manifest.json) or a benchfmt
+// file. spikeFactor > 0 overrides the cases' spike factor when summaries
+// are recomputed from a directory's record streams.
+func Load(path string, spikeFactor float64) (*Data, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, &InputError{[]string{fmt.Sprintf("%s: no such file or directory", path)}}
+		}
+		return nil, err
+	}
+	if st.IsDir() {
+		if _, err := os.Stat(filepath.Join(path, ManifestFile)); err != nil {
+			return nil, &InputError{[]string{fmt.Sprintf("%s: a directory without %s is not a gcjitter results directory", path, ManifestFile)}}
+		}
+		return loadDir(path, spikeFactor)
+	}
+	return loadBenchfmt(path)
+}
+
+// loadBenchfmt reads any benchfmt file: each result line is one run, each
+// of its values one metric.
+func loadBenchfmt(path string) (*Data, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	d := newData(path)
+	var problems []string
+	r := benchfmt.NewReader(f, path)
+	for r.Scan() {
+		switch rec := r.Result().(type) {
+		case *benchfmt.SyntaxError:
+			problems = append(problems, rec.Error())
+		case *benchfmt.Result:
+			name := string(rec.Name.Full())
+			d.iters(name, rec.Iters)
+			for _, v := range rec.Values {
+				d.add(name, v.Unit, v.Value)
+			}
+		}
+	}
+	if err := r.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(problems) > 0 {
+		return nil, &InputError{problems}
+	}
+	if len(d.Benches) == 0 {
+		return nil, &InputError{[]string{fmt.Sprintf("%s: no benchmark results in the file", path)}}
+	}
+	units := r.Units()
+	for _, b := range d.Benches {
+		for _, u := range d.Units[b] {
+			if _, ok := d.Better[u]; !ok {
+				d.Better[u] = units.GetBetter(u)
+			}
+		}
+	}
+	return d, nil
+}
+
+// loadDir recomputes every completed run's summary from its record stream
+// (the source of truth), in parallel.
+func loadDir(dir string, spikeFactor float64) (*Data, error) {
+	m, err := ReadManifest(dir)
+	if err != nil {
+		return nil, &InputError{[]string{err.Error()}}
+	}
+	d := newData(dir)
+	factor := map[string]float64{}
+	for _, c := range m.Cases {
+		f := c.SpikeFactor
+		if spikeFactor > 0 {
+			f = spikeFactor
+		}
+		if f <= 1 {
+			f = stats.DefaultSpikeFactor
+		}
+		factor[c.Name] = f
+		for _, v := range c.Variants {
+			d.Floors[BenchName(c.Name, v.Name)] = c.Floors
+		}
+		if c.Alpha > 0 {
+			d.Alpha = c.Alpha
+		}
+	}
+	var ok []*Run
+	skipped := 0
+	for _, r := range m.Runs {
+		if r.Status == StatusOK {
+			ok = append(ok, r)
+		} else {
+			skipped++
+		}
+	}
+	if skipped > 0 {
+		d.Warnings = append(d.Warnings, fmt.Sprintf("%s: %d runs did not complete and are left out", dir, skipped))
+	}
+	if len(ok) == 0 {
+		return nil, &InputError{[]string{fmt.Sprintf("%s: no completed runs", dir)}}
+	}
+	sums := make([]stats.RunSummary, len(ok))
+	metas := make([]*bench.Meta, len(ok))
+	errs := make([]error, len(ok))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, r := range ok {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			sums[i], metas[i], errs[i] = summarizeFile(filepath.Join(dir, r.Records), factor[r.Case])
+		}()
+	}
+	wg.Wait()
+	var problems []string
+	for i, r := range ok {
+		if errs[i] != nil {
+			problems = append(problems, errs[i].Error())
+			continue
+		}
+		name := BenchName(r.Case, r.Variant)
+		s := sums[i]
+		d.Runs[name] = append(d.Runs[name], s)
+		d.iters(name, s.Steps)
+		for _, mt := range stats.Metrics {
+			// Tidy as benchfmt's reader does, so that a directory and a
+			// results.bench file give the same units.
+			v, unit := benchunit.Tidy(mt.Value(s), mt.Unit)
+			d.add(name, unit, v)
+			d.Better[unit] = -1
+		}
+		if mt := metas[i]; mt != nil && d.Env[name] == "" {
+			d.Env[name] = envString(mt)
+		}
+	}
+	if len(problems) > 0 {
+		return nil, &InputError{problems}
+	}
+	return d, nil
+}
+
+func envString(m *bench.Meta) string {
+	s := "python " + m.Python.Version
+	if m.Python.FreeThreaded {
+		s += " (free-threaded)"
+	}
+	if m.Torch != "" {
+		s += ", torch " + m.Torch
+	}
+	if m.TorchNPU != "" {
+		s += ", torch_npu " + m.TorchNPU
+	}
+	if m.CUDA != "" {
+		s += ", cuda " + m.CUDA
+	}
+	if m.CANN != "" {
+		s += ", cann " + m.CANN
+	}
+	return s + ", " + m.Device.Kind
+}
+
+// summarizeFile streams one record file through a stats.Summarizer.
+func summarizeFile(path string, spikeFactor float64) (stats.RunSummary, *bench.Meta, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return stats.RunSummary{}, nil, err
+	}
+	defer f.Close()
+	rd := bench.NewReader(f, path)
+	var sm stats.Summarizer
+	var meta *bench.Meta
+	var problems []string
+	for rd.Scan() {
+		switch rec := rd.Record().(type) {
+		case *bench.Meta:
+			meta = rec
+		case *bench.Step:
+			sm.Add(rec)
+		case *bench.SyntaxError:
+			problems = append(problems, rec.Error())
+		}
+	}
+	if err := rd.Err(); err != nil {
+		return stats.RunSummary{}, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(problems) > 0 {
+		return stats.RunSummary{}, nil, &InputError{slices.Clip(problems)}
+	}
+	return sm.Result(spikeFactor), meta, nil
+}

@@ -1,0 +1,108 @@
+package stats
+
+import "math"
+
+// A Metric is one per-run quantity that comparisons and gates judge. Its
+// name is what a case's gate.floors uses; its unit is how results.bench
+// carries it (benchstat tidies "ns" to "sec", so both spellings are known).
+type Metric struct {
+	Name  string
+	Unit  string // as written to results.bench
+	Exact bool   // a count of a deterministic schedule: no noise to test
+	// MinSteps is the number of steps a run needs for the metric to mean
+	// anything (the 99.9th percentile of 100 steps is just the maximum).
+	MinSteps int
+	Value    func(RunSummary) float64
+}
+
+// MinStepsP999 is the smallest run whose 99.9th percentile has a finite
+// distribution-free 95% confidence interval: 0.999^n <= 0.025.
+const MinStepsP999 = 3688
+
+// Metrics are gcjitter's metrics, in report order. All are better lower.
+var Metrics = []Metric{
+	{Name: "p50", Unit: "p50-ns/step", Value: func(r RunSummary) float64 { return r.P50 }},
+	{Name: "p90", Unit: "p90-ns/step", Value: func(r RunSummary) float64 { return r.P90 }},
+	{Name: "p99", Unit: "p99-ns/step", Value: func(r RunSummary) float64 { return r.P99 }},
+	{Name: "p99.9", Unit: "p99.9-ns/step", MinSteps: MinStepsP999, Value: func(r RunSummary) float64 { return r.P999 }},
+	{Name: "max", Unit: "max-ns/step", Value: func(r RunSummary) float64 { return r.Max }},
+	{Name: "spike-rate", Unit: "spikes/kstep", Value: func(r RunSummary) float64 { return perK(r.Spikes, r.Steps) }},
+	{Name: "gc-share", Unit: "gc-share", Value: func(r RunSummary) float64 { return r.GCShare }},
+	{Name: "gen0-collections", Unit: "gen0-collections/kstep", Exact: true, Value: func(r RunSummary) float64 { return perK(r.Collections[0], r.Steps) }},
+	{Name: "gen1-collections", Unit: "gen1-collections/kstep", Exact: true, Value: func(r RunSummary) float64 { return perK(r.Collections[1], r.Steps) }},
+	{Name: "gen2-collections", Unit: "gen2-collections/kstep", Exact: true, Value: func(r RunSummary) float64 { return perK(r.Collections[2], r.Steps) }},
+	{Name: "gen0-pause", Unit: "gen0-max-pause-ns", Value: func(r RunSummary) float64 { return r.MaxPauseNS[0] }},
+	{Name: "gen1-pause", Unit: "gen1-max-pause-ns", Value: func(r RunSummary) float64 { return r.MaxPauseNS[1] }},
+	{Name: "gen2-pause", Unit: "gen2-max-pause-ns", Value: func(r RunSummary) float64 { return r.MaxPauseNS[2] }},
+}
+
+func perK(n, steps int) float64 {
+	if steps == 0 {
+		return 0
+	}
+	return 1000 * float64(n) / float64(steps)
+}
+
+// MetricByUnit finds one of gcjitter's metrics by its unit, as written or
+// as benchstat tidies it ("p99-sec/step").
+func MetricByUnit(unit string) (Metric, bool) {
+	for _, m := range Metrics {
+		if m.Unit == unit || tidy(m.Unit) == unit {
+			return m, true
+		}
+	}
+	return Metric{}, false
+}
+
+// MetricByName finds one of gcjitter's metrics by its gate name.
+func MetricByName(name string) (Metric, bool) {
+	for _, m := range Metrics {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return Metric{}, false
+}
+
+// Defaults of a comparison, used where a case's gate says nothing.
+const (
+	DefaultAlpha       = 0.05
+	DefaultSpikeFactor = 1.5
+)
+
+// DefaultFloors are the floors of the metrics a gate does not name. Tails
+// get wider floors: they are noisier. Collections are exact, so any change
+// counts.
+var DefaultFloors = map[string]float64{
+	"p50": 0.03, "p90": 0.05, "p99": 0.10, "p99.9": 0.15, "max": 0.25,
+	"spike-rate": 0.25, "gc-share": 0.25,
+	"gen0-collections": 0, "gen1-collections": 0, "gen2-collections": 0,
+	"gen0-pause": 0.25, "gen1-pause": 0.25, "gen2-pause": 0.25,
+}
+
+// MetricPairs pairs every metric of two sets of run summaries of one
+// benchmark. The 99.9th percentile is left out unless every run has
+// MinStepsP999 steps.
+func MetricPairs(bench string, old, new []RunSummary) []Pair {
+	minSteps := math.MaxInt
+	for _, rs := range [][]RunSummary{old, new} {
+		for _, r := range rs {
+			minSteps = min(minSteps, r.Steps)
+		}
+	}
+	var pairs []Pair
+	for _, m := range Metrics {
+		if minSteps < m.MinSteps {
+			continue
+		}
+		p := Pair{Bench: bench, Metric: m.Name, Unit: m.Unit, Better: -1, Exact: m.Exact}
+		for _, r := range old {
+			p.Old = append(p.Old, m.Value(r))
+		}
+		for _, r := range new {
+			p.New = append(p.New, m.Value(r))
+		}
+		pairs = append(pairs, p)
+	}
+	return pairs
+}
