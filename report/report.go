@@ -58,6 +58,11 @@ func Text(w io.Writer, c *results.Comparison) {
 			}
 		}
 	}
+	for _, r := range c.Rows {
+		for _, warn := range r.Warnings {
+			fmt.Fprintf(w, "warning: %s %s: %s\n", r.Bench, r.Metric, warn)
+		}
+	}
 }
 
 func tested(rows []*stats.Row) int {

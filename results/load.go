@@ -3,6 +3,7 @@ package results
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -105,9 +106,13 @@ func loadBenchfmt(path string) (*Data, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return readBenchfmt(f, path)
+}
+
+func readBenchfmt(in io.Reader, path string) (*Data, error) {
 	d := newData(path)
 	var problems []string
-	r := benchfmt.NewReader(f, path)
+	r := benchfmt.NewReader(in, path)
 	for r.Scan() {
 		switch rec := r.Result().(type) {
 		case *benchfmt.SyntaxError:

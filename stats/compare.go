@@ -224,23 +224,65 @@ func shiftCI(old, new []float64, alpha float64) (est, lo, hi float64) {
 
 // rawShiftCI works on differences y-x (or log y - log x when logs).
 func rawShiftCI(old, new []float64, alpha float64, logs bool) (est, lo, hi float64) {
-	diffs := make([]float64, 0, len(old)*len(new))
-	for _, y := range new {
-		for _, x := range old {
-			if logs {
-				diffs = append(diffs, math.Log(y)-math.Log(x))
-			} else {
+	xs, ys := sortedCopy(old), sortedCopy(new)
+	if logs {
+		for i := range xs {
+			xs[i] = math.Log(xs[i])
+		}
+		for i := range ys {
+			ys[i] = math.Log(ys[i])
+		}
+	}
+	nm := len(xs) * len(ys)
+	kth := func(k int) float64 { return kthDiff(xs, ys, k) } // 1-based
+	if nm <= 1<<18 {
+		diffs := make([]float64, 0, nm)
+		for _, y := range ys {
+			for _, x := range xs {
 				diffs = append(diffs, y-x)
 			}
 		}
+		sort.Float64s(diffs)
+		kth = func(k int) float64 { return diffs[k-1] }
 	}
-	sort.Float64s(diffs)
-	est = Quantile(diffs, 0.5)
+	est = (kth((nm+1)/2) + kth(nm/2+1)) / 2 // the median difference
 	lo, hi = math.Inf(-1), math.Inf(1)
-	if k := uCritical(len(old), len(new), alpha); k >= 1 {
-		lo, hi = diffs[k-1], diffs[len(diffs)-k]
+	if k := uCritical(len(xs), len(ys), alpha); k >= 1 {
+		lo, hi = kth(k), kth(nm+1-k)
 	}
 	return est, lo, hi
+}
+
+// kthDiff is the k-th smallest (1-based) of all differences y-x of sorted
+// xs and ys, found without listing them: bisection on the value, counting
+// the differences at or below it in O(n+m). Large samples (many runs of a
+// foreign benchfmt file) would otherwise need n*m memory.
+func kthDiff(xs, ys []float64, k int) float64 {
+	countLE := func(d float64) int {
+		// for each y, the xs with y-x <= d are those x >= y-d.
+		n, j := 0, 0
+		for _, y := range ys {
+			for j < len(xs) && xs[j] < y-d {
+				j++
+			}
+			n += len(xs) - j
+		}
+		return n
+	}
+	lo := ys[0] - xs[len(xs)-1] // the smallest difference
+	hi := ys[len(ys)-1] - xs[0] // the largest
+	for range 200 {
+		mid := lo + (hi-lo)/2
+		if mid <= lo || mid >= hi {
+			break
+		}
+		if countLE(mid) >= k {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
 }
 
 func sortedCopy(xs []float64) []float64 {

@@ -126,3 +126,35 @@ json.dump(out, sys.stdout)
 		}
 	}
 }
+
+// The selection path for large samples gives the same interval as listing
+// every difference.
+func TestKthDiffMatchesSorting(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for range 20 {
+		n1, n2 := 1+rng.IntN(40), 1+rng.IntN(40)
+		xs, ys := make([]float64, n1), make([]float64, n2)
+		for i := range xs {
+			xs[i] = float64(rng.IntN(20)) // ties included
+		}
+		for i := range ys {
+			ys[i] = 3 + rng.NormFloat64()*5
+		}
+		xs, ys = sortedCopy(xs), sortedCopy(ys)
+		var diffs []float64
+		for _, y := range ys {
+			for _, x := range xs {
+				diffs = append(diffs, y-x)
+			}
+		}
+		diffs = sortedCopy(diffs)
+		for _, k := range []int{1, len(diffs) / 3, (len(diffs) + 1) / 2, len(diffs)} {
+			if k < 1 {
+				continue
+			}
+			if got, want := kthDiff(xs, ys, k), diffs[k-1]; math.Abs(got-want) > 1e-9*math.Max(1, math.Abs(want)) {
+				t.Fatalf("k=%d of %d: %v, want %v", k, len(diffs), got, want)
+			}
+		}
+	}
+}
