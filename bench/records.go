@@ -260,6 +260,12 @@ func (r *Reader) syntaxf(format string, args ...any) *SyntaxError {
 }
 
 func (r *Reader) parse(line []byte) Record {
+	if r.sawMeta && !r.done && bytes.HasPrefix(line, []byte(`{"type":"step",`)) {
+		var s Step
+		if parseStepFast(line, &s) {
+			return r.checkStep(&s)
+		}
+	}
 	var head struct {
 		Type string `json:"type"`
 	}
@@ -291,19 +297,7 @@ func (r *Reader) parse(line []byte) Record {
 		if err := json.Unmarshal(line, &s); err != nil {
 			return r.syntaxf("bad step record: %v", jsonErrText(err))
 		}
-		if s.Index != r.nextStep {
-			return r.syntaxf("step %d where step %d was due (steps out of order or repeated)", s.Index, r.nextStep)
-		}
-		if s.DurationNS < 0 {
-			return r.syntaxf("step %d: negative duration %d ns", s.Index, s.DurationNS)
-		}
-		for _, e := range s.GC {
-			if e.Gen < 0 || e.Gen > 2 || e.PauseNS < 0 {
-				return r.syntaxf("step %d: bad GC event (generation %d, pause %d ns)", s.Index, e.Gen, e.PauseNS)
-			}
-		}
-		r.nextStep++
-		return &s
+		return r.checkStep(&s)
 	case "end":
 		var e End
 		if err := json.Unmarshal(line, &e); err != nil {
@@ -323,6 +317,24 @@ func (r *Reader) parse(line []byte) Record {
 	default:
 		return r.syntaxf("unknown record type %q", head.Type)
 	}
+}
+
+// checkStep enforces what consumers rely on: steps in order, durations and
+// pauses not negative, generations 0 to 2.
+func (r *Reader) checkStep(s *Step) Record {
+	if s.Index != r.nextStep {
+		return r.syntaxf("step %d where step %d was due (steps out of order or repeated)", s.Index, r.nextStep)
+	}
+	if s.DurationNS < 0 {
+		return r.syntaxf("step %d: negative duration %d ns", s.Index, s.DurationNS)
+	}
+	for _, e := range s.GC {
+		if e.Gen < 0 || e.Gen > 2 || e.PauseNS < 0 {
+			return r.syntaxf("step %d: bad GC event (generation %d, pause %d ns)", s.Index, e.Gen, e.PauseNS)
+		}
+	}
+	r.nextStep++
+	return s
 }
 
 // jsonErrText shortens encoding/json's messages, which quote Go type names,

@@ -1,11 +1,13 @@
 package bench
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 const meta = `{"type":"meta","schema":1,"policy":"default","model":"mlp","device":{"kind":"cpu"},"gc":{"thresholds":[700,10,10]}}`
@@ -131,6 +133,27 @@ func FuzzReader(f *testing.F) {
 					t.Fatalf("accepted generation %d", e.Gen)
 				}
 			}
+		}
+	})
+}
+
+// FuzzFastStepAgreesWithJSON: whenever the fast step parser accepts a line,
+// encoding/json reads the same step from it.
+func FuzzFastStepAgreesWithJSON(f *testing.F) {
+	f.Add(`{"type":"step","i":3,"warmup":false,"ns":41234567,"gc":[{"gen":0,"ns":52000,"collected":812,"uncollectable":0,"in_step":true,"manual":false}],"lost":0,"sched":false,"count":[123,4,0],"rss":612345856,"dev_mem":null}`)
+	f.Add(`{"type":"step","i":0,"warmup":true,"ns":5,"gc":[],"lost":0,"sched":true,"count":[1,2,3],"rss":null,"dev_mem":7}`)
+	f.Add(`{"type":"step","i":0,"warmup":true,"ns":-5,"gc":[{"gen":2,"ns":1,"collected":0,"uncollectable":0,"in_step":false,"manual":true},{"gen":1,"ns":1,"collected":0,"uncollectable":0,"in_step":true,"manual":false}],"lost":1,"sched":true,"count":[1,2,3],"rss":1,"dev_mem":7}`)
+	f.Fuzz(func(t *testing.T, line string) {
+		var fast Step
+		if !parseStepFast([]byte(line), &fast) {
+			return
+		}
+		var slow Step
+		if err := json.Unmarshal([]byte(line), &slow); err != nil {
+			t.Fatalf("fast parser accepted what encoding/json rejects (%v): %s", err, line)
+		}
+		if diff := cmp.Diff(slow, fast, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("fast and encoding/json differ (-json +fast):\n%s\n%s", diff, line)
 		}
 	})
 }

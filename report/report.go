@@ -40,7 +40,7 @@ func Text(w io.Writer, c *results.Comparison) {
 			fmt.Fprintln(tw, "  metric\told\tnew\tchange [95% CI]\tp\tn\tverdict")
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%d+%d\t%s\n", r.Metric,
-			fmtEst(r.OldEst, r.Unit), fmtEst(r.NewEst, r.Unit), fmtChange(r), fmtP(r), len(r.Old), len(r.New), fmtVerdict(r))
+			fmtEst(r.OldEst, r.Unit, r.Exact), fmtEst(r.NewEst, r.Unit, r.Exact), fmtChange(r), fmtP(r), len(r.Old), len(r.New), fmtVerdict(r))
 	}
 	if tw != nil {
 		tw.Flush()
@@ -112,11 +112,15 @@ func spikeLine(w io.Writer, c *results.Comparison, bench string) {
 	}
 }
 
-func fmtEst(e stats.Estimate, unit string) string {
+// fmtEst prints a median and its interval; an exact count has none.
+func fmtEst(e stats.Estimate, unit string, exact bool) string {
 	if e.N == 0 || math.IsNaN(e.Center) {
 		return "-"
 	}
 	s := FormatValue(e.Center, unit)
+	if exact {
+		return s
+	}
 	if math.IsInf(e.Lo, 0) || math.IsInf(e.Hi, 0) {
 		return s + " ±∞"
 	}

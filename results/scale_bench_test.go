@@ -1,0 +1,121 @@
+package results
+
+import (
+	"bufio"
+	"fmt"
+
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// writeSyntheticDir writes a results directory of runs x steps in the
+// worker's record format: AR(1) step times, a gen-0 collection every third
+// step, a gen-2 collection with a spike every 40 steps. It also writes the
+// same steps as benchfmt, one line per step, for benchstat.
+func writeSyntheticDir(tb testing.TB, dir string, runs, steps int, seed uint64, tailAdd float64) {
+	tb.Helper()
+	rng := rand.New(rand.NewPCG(seed, 1))
+	m := &Manifest{Schema: ManifestSchema, Tool: "synthetic", Started: time.Now().UTC(),
+		Cases: []Case{{Name: "big", Steps: steps, Runs: runs, SpikeFactor: 1.5, Variants: []Variant{{Name: "default", Policy: "default"}}}}}
+	if err := os.MkdirAll(filepath.Join(dir, "runs", "big", "default"), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	perStep, err := os.Create(filepath.Join(dir, "steps.bench"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer perStep.Close()
+	pw := bufio.NewWriter(perStep)
+	fmt.Fprintln(pw, "Unit ns/step better=lower")
+	for r := range runs {
+		rel := filepath.Join("runs", "big", "default", fmt.Sprintf("run-%02d.jsonl", r+1))
+		f, err := os.Create(filepath.Join(dir, rel))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		w := bufio.NewWriter(f)
+		fmt.Fprintln(w, `{"type":"meta","schema":1,"python":{"version":"3.11.2"},"device":{"kind":"cpu"},"policy":"default","model":"gpt"}`)
+		e := 0.0
+		for i := range steps {
+			e = 0.8*e + 0.03*rng.NormFloat64()
+			d := 40e6 * (1 + e)
+			gc := ""
+			if i%3 == 0 {
+				gc = `{"gen":0,"ns":52000,"collected":812,"uncollectable":0,"in_step":true,"manual":false}`
+			}
+			if i%40 == 0 {
+				d += 8e6
+				gc += `,{"gen":2,"ns":8000000,"collected":12,"uncollectable":0,"in_step":true,"manual":false}`
+			}
+			if rng.Float64() < 0.02 {
+				d += 40e6 * tailAdd
+			}
+			if len(gc) > 0 && gc[0] == ',' {
+				gc = gc[1:]
+			}
+			fmt.Fprintf(w, `{"type":"step","i":%d,"warmup":false,"ns":%d,"gc":[%s],"lost":0,"sched":false,"count":[123,4,0],"rss":612345856,"dev_mem":null}`+"\n", i, int64(d), gc)
+			fmt.Fprintf(pw, "BenchmarkGCJitter/case=big/variant=default 1 %d ns/step\n", int64(d))
+		}
+		fmt.Fprintf(w, `{"type":"end","steps":%d,"wall_ns":1,"gc_stats":[],"recorded":null,"freeze_count":0}`+"\n", steps)
+		if err := w.Flush(); err != nil {
+			tb.Fatal(err)
+		}
+		f.Close()
+		m.Runs = append(m.Runs, &Run{ID: fmt.Sprintf("big/default/run-%02d", r+1), Case: "big", Variant: "default", Policy: "default",
+			Index: r, Order: r, Records: rel, Status: StatusOK, Steps: steps})
+	}
+	if err := pw.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+	if err := WriteManifest(dir, m); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// measure runs a command and returns its wall time and peak RSS.
+func measure(tb testing.TB, name string, args ...string) (time.Duration, float64) {
+	tb.Helper()
+	cmd := exec.Command(name, args...)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	el := time.Since(start)
+	if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() > 1) {
+		tb.Fatalf("%s: %v\n%s", name, err, out)
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	return el, float64(ru.Maxrss) / 1024 // KiB -> MiB
+}
+
+// BenchmarkCompareMillionSteps compares two results directories of
+// 20 runs x 50,000 steps each (1,000,000 steps per side) with the gcjitter
+// binary, and runs benchstat on the same steps given one line per step.
+// Reported: wall seconds and peak RSS (MiB) of each, from one run.
+//
+//	go test -run '^$' -bench CompareMillionSteps -benchtime 1x ./results
+func BenchmarkCompareMillionSteps(b *testing.B) {
+	dir := b.TempDir()
+	old, new := filepath.Join(dir, "old"), filepath.Join(dir, "new")
+	writeSyntheticDir(b, old, 20, 50_000, 1, 0.3)
+	writeSyntheticDir(b, new, 20, 50_000, 2, 0.3)
+	bin := filepath.Join(dir, "gcjitter")
+	bs := filepath.Join(dir, "benchstat")
+	for _, build := range [][]string{{"go", "build", "-o", bin, "../cmd/gcjitter"}, {"go", "build", "-o", bs, "golang.org/x/perf/cmd/benchstat"}} {
+		if out, err := exec.Command(build[0], build[1:]...).CombinedOutput(); err != nil {
+			b.Fatalf("%v: %v\n%s", build, err, out)
+		}
+	}
+	for b.Loop() {
+		t1, m1 := measure(b, bin, "compare", old, new)
+		t2, m2 := measure(b, bs, filepath.Join(old, "steps.bench"), filepath.Join(new, "steps.bench"))
+		b.ReportMetric(t1.Seconds(), "gcjitter-sec")
+		b.ReportMetric(m1, "gcjitter-peak-MiB")
+		b.ReportMetric(t2.Seconds(), "benchstat-sec")
+		b.ReportMetric(m2, "benchstat-peak-MiB")
+		b.ReportMetric(0, "ns/op")
+	}
+}
