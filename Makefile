@@ -16,10 +16,11 @@ build:
 setup:
 	@scripts/setup.sh >/dev/null
 
-# The main job: the built-in quick suite on this host, summary printed.
-# RUN_FLAGS adds gcjitter run flags (e.g. RUN_FLAGS="-runs 5").
+# The main job: the built-in quick suite on this host, summary printed and
+# each case's expected signature checked. RUN_FLAGS adds gcjitter run flags
+# (e.g. RUN_FLAGS="-runs 5", or RUN_FLAGS="-suite nightly" on an accelerator host).
 run: build
-	@py="$(PYTHON)"; ./$(BIN) run -python "$$py" -o bin/results-$$(date +%Y%m%d-%H%M%S) $(RUN_FLAGS)
+	@py="$(PYTHON)"; ./$(BIN) run -python "$$py" -check -o bin/results-$$(date +%Y%m%d-%H%M%S) $(RUN_FLAGS)
 
 test: build
 	@py="$(PYTHON)"; set -e; \

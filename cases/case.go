@@ -53,6 +53,8 @@ type Case struct {
 	CPUs        string            `yaml:"cpus"`
 	Timeouts    Timeouts          `yaml:"timeouts"`
 	Gate        Gate              `yaml:"gate"`
+	Expect      []Expect          `yaml:"expect"`
+	Reduced     *Reduced          `yaml:"reduced"`
 
 	// Source is where the case came from: a path, or builtin:NAME.
 	Source string `yaml:"-"`
@@ -90,6 +92,9 @@ type Variant struct {
 	Name   string            `yaml:"name"`
 	Policy string            `yaml:"policy"`
 	Env    map[string]string `yaml:"env"`
+	// Python overrides the session's interpreter for this variant; gcjitter
+	// ab sets it to run two environments side by side.
+	Python string `yaml:"-"`
 }
 
 // Timeouts bound each run: until its first record, between two records, and
@@ -151,6 +156,21 @@ var (
 // managedEnv are variables the runner sets itself; a case may not override
 // them, or runs would stop being comparable or reproducible.
 var managedEnv = []string{"PYTHONHASHSEED", "RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"}
+
+// ApplyReduced shrinks the case to the size it declares for CI, if any.
+func (c *Case) ApplyReduced() {
+	if r := c.Reduced; r != nil {
+		if r.Runs > 0 {
+			c.Runs = r.Runs
+		}
+		if r.Steps > 0 {
+			c.Steps = r.Steps
+		}
+		if r.Warmup > 0 {
+			c.Warmup = r.Warmup
+		}
+	}
+}
 
 // WorkerConfig is the worker configuration of one variant.
 func (c *Case) WorkerConfig(v Variant) bench.Config {
@@ -300,6 +320,12 @@ func (c *Case) validate(at func(path ...string) int) []*Error {
 	}
 	if c.Gate.SpikeFactor <= 1 {
 		bad(at("gate", "spike_factor"), "gate.spike_factor: must be > 1, got %v", c.Gate.SpikeFactor)
+	}
+	errs = append(errs, c.validateExpect(at)...)
+	if r := c.Reduced; r != nil {
+		if r.Runs < 0 || r.Steps < 0 || r.Warmup < 0 {
+			bad(at("reduced"), "reduced: runs, steps and warmup must be >= 0")
+		}
 	}
 	for i, s := range c.Suites {
 		if !caseNameRE.MatchString(s) {

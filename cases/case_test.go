@@ -140,3 +140,49 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestExpectErrors(t *testing.T) {
+	base := good + "expect:\n"
+	for _, c := range []struct{ line, want string }{
+		{"  - {variant: default, metric: p51, min: 1}", `bad.yaml:13: expect[0]: metric: unknown quantity "p51"`},
+		{"  - {variant: nosuch, metric: p50, min: 1}", `bad.yaml:13: expect[0]: variant "nosuch" is not one of the case's variants`},
+		{"  - {variant: default, metric: p50}", "bad.yaml:13: expect[0]: says nothing to check: give min, max, below or above"},
+		{"  - {variant: default, metric: p50, ratio_to: megatron}", "bad.yaml:13: expect[0]: ratio_to needs min or max"},
+		{"  - {variant: default, metric: p50, below: default}", "bad.yaml:13: expect[0]: below: a variant compared with itself"},
+		{"  - {variant: default, metric: p50, min: 2, max: 1}", "bad.yaml:13: expect[0]: min 2 is above max 1"},
+		{"  - {variant: default, metric: p50, min: lots}", `bad.yaml:13: wrong type: "lots" is a string, want a number`},
+		{"  - {variant: default, metric: p50, mni: 1}", `bad.yaml:13: unknown key "mni" in an expectation`},
+	} {
+		_, err := Parse([]byte(base+c.line+"\n"), "bad.yaml")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s:\n got: %v\nwant: %s...", c.line, err, c.want)
+		}
+	}
+}
+
+func TestCheck(t *testing.T) {
+	c, err := Parse([]byte(good+`expect:
+  - {variant: default, metric: gen2-spike-share, min: 0.8}
+  - {variant: megatron, metric: unscheduled-collections, max: 0}
+  - {variant: megatron, metric: p50, ratio_to: default, min: 1.5}
+  - {variant: megatron, metric: gen2-collections, below: default}
+  - {variant: default, metric: p50, max: 1, device: cuda}
+`), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := map[string][]stats.RunSummary{
+		"default":  {{Steps: 1000, P50: 10e6, Spikes: 10, SpikesWithGen2: 9, Collections: [3]int{100, 10, 5}}},
+		"megatron": {{Steps: 1000, P50: 14e6, Unscheduled: 1, Collections: [3]int{0, 0, 10}}},
+	}
+	var got []bool
+	for _, o := range c.Check(runs, "cpu") {
+		got = append(got, o.OK)
+		t.Log(o.Text)
+	}
+	// spike share 0.9 ok; one unscheduled collection fails; ratio 1.4 < 1.5
+	// fails; 10 gen-2 is not below 5; the cuda-only one is skipped.
+	if diff := cmp.Diff([]bool{true, false, false, false, true}, got); diff != "" {
+		t.Errorf("outcomes (-want +got):\n%s", diff)
+	}
+}

@@ -131,7 +131,11 @@ func yamlError(source string, err error) *Error {
 func sectionName(goType string) string {
 	switch goType {
 	case "Case":
-		return "the case (known: name, description, suites, workload, garbage, steps, warmup, runs, ranks, seed, variants, python, env, cpus, timeouts, gate)"
+		return "the case (known: name, description, suites, workload, garbage, steps, warmup, runs, ranks, seed, variants, python, env, cpus, timeouts, gate, expect, reduced)"
+	case "Expect":
+		return "an expectation (known: variant, metric, min, max, below, above, ratio_to, device, why)"
+	case "Reduced":
+		return "reduced (known: runs, steps, warmup)"
 	case "Workload":
 		return "workload (known: model, device, batch, hidden, layers, heads, seq, vocab, image, work, threads)"
 	case "Garbage":

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"golang.org/x/perf/benchfmt"
@@ -60,6 +61,21 @@ func newData(path string) *Data {
 		MinIters: map[string]int{}, Better: map[string]int{}, Runs: map[string][]stats.RunSummary{},
 		Floors: map[string]map[string]float64{}, Env: map[string]string{}}
 }
+
+// NewData is an empty side of a comparison, for sources other than results
+// directories and benchfmt files (baselines).
+func NewData(path string) *Data { return newData(path) }
+
+// AddValue adds one run's value of a gcjitter metric (lower is better),
+// tidying its unit as benchfmt does.
+func (d *Data) AddValue(bench, unit string, v float64) {
+	v, unit = benchunit.Tidy(v, unit)
+	d.add(bench, unit, v)
+	d.Better[unit] = -1
+}
+
+// AddIters records a run's measured steps.
+func (d *Data) AddIters(bench string, n int) { d.iters(bench, n) }
 
 func (d *Data) add(bench, unit string, v float64) {
 	if d.Values[bench] == nil {
@@ -274,4 +290,52 @@ func summarizeFile(path string, spikeFactor float64) (stats.RunSummary, *bench.M
 		return stats.RunSummary{}, nil, &InputError{slices.Clip(problems)}
 	}
 	return sm.Result(spikeFactor), meta, nil
+}
+
+// SplitVariants divides one side into two by variant: side says, for a
+// variant name, which side it belongs to (0 or 1, -1 for neither) and its
+// name there. gcjitter ab runs both environments as variants "a.X" and
+// "b.X" of one case and compares them as X.
+func (d *Data) SplitVariants(side func(variant string) (int, string)) [2]*Data {
+	out := [2]*Data{newData(d.Path), newData(d.Path)}
+	for _, b := range d.Benches {
+		prefix, variant, ok := strings.Cut(b, "/variant=")
+		if !ok {
+			continue
+		}
+		i, name := side(variant)
+		if i < 0 {
+			continue
+		}
+		o, nb := out[i], prefix+"/variant="+name
+		for _, u := range d.Units[b] {
+			for _, v := range d.Values[b][u] {
+				o.add(nb, u, v)
+			}
+			o.Better[u] = d.Better[u]
+		}
+		o.MinIters[nb] = d.MinIters[b]
+		o.Runs[nb] = d.Runs[b]
+		o.Floors[nb] = d.Floors[b]
+		o.Env[nb] = d.Env[b]
+		o.Alpha = d.Alpha
+	}
+	return out
+}
+
+// Merge adds every benchmark of o to d (gcjitter gate joins the baselines
+// of several cases into one side, so Holm spans them all).
+func (d *Data) Merge(o *Data) {
+	for _, b := range o.Benches {
+		for _, u := range o.Units[b] {
+			for _, v := range o.Values[b][u] {
+				d.add(b, u, v)
+			}
+			d.Better[u] = o.Better[u]
+		}
+		if n, ok := o.MinIters[b]; ok {
+			d.iters(b, n)
+		}
+		d.Runs[b] = append(d.Runs[b], o.Runs[b]...)
+	}
 }

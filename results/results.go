@@ -116,6 +116,8 @@ type RunMeta struct {
 	Device   string `json:"device"`
 	DevName  string `json:"device_name"`
 	Threads  int    `json:"threads"`
+	// Notes are the worker's remarks, e.g. a policy not applicable here.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // WriteManifest writes m to dir atomically.

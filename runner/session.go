@@ -143,8 +143,12 @@ func (s *Session) runOne(ctx context.Context, script string, p PlannedRun, r *re
 	c := p.Case
 	env := WorkerEnv(ParentEnv(), p.HashSeed, threadsFor(c), c.Env, p.Variant.Env)
 	steps := c.Steps + c.Warmup
+	python := s.Python
+	if p.Variant.Python != "" {
+		python = p.Variant.Python
+	}
 	w := &Worker{
-		Python: s.Python, Script: script, Args: r.Args, Env: env, RecordsPath: recPath,
+		Python: python, Script: script, Args: r.Args, Env: env, RecordsPath: recPath,
 		Stdout: stderr, Stderr: stderr, Grace: s.Grace,
 		Startup: time.Duration(c.Timeouts.Startup), Silence: time.Duration(c.Timeouts.Silence), Total: time.Duration(c.Timeouts.Total),
 	}
@@ -171,7 +175,7 @@ func (s *Session) runOne(ctx context.Context, script string, p PlannedRun, r *re
 	r.ExitCode = res.ExitCode
 	if m := res.Stream.Meta; m != nil {
 		r.Meta = &results.RunMeta{Python: m.Python.Version, Build: m.Python.Build, Torch: m.Torch, TorchNPU: m.TorchNPU,
-			CUDA: m.CUDA, CANN: m.CANN, Device: m.Device.Kind, DevName: m.Device.Name, Threads: m.Threads}
+			CUDA: m.CUDA, CANN: m.CANN, Device: m.Device.Kind, DevName: m.Device.Name, Threads: m.Threads, Notes: m.Notes}
 	}
 	switch {
 	case err != nil:

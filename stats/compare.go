@@ -169,7 +169,12 @@ func compareOne(p Pair, alpha, floor float64) *Row {
 		r.Verdict, r.Reason = Unknown, fmt.Sprintf("no runs on the %s side", side)
 		return r
 	}
-	if p.Exact {
+	if !p.Exact && allEqual(r.Old) && allEqual(r.New) && r.Old[0] == r.New[0] {
+		// Every run of both sides gave the same value (no pause of that
+		// generation at all, say): nothing to test, nothing changed.
+		r.Exact = true
+	}
+	if r.Exact {
 		if allEqual(r.Old) && allEqual(r.New) {
 			r.Change = relChange(r.New[0], r.Old[0])
 			r.ChangeLo, r.ChangeHi = r.Change, r.Change

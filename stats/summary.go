@@ -24,6 +24,11 @@ type RunSummary struct {
 	// Spikes counts steps longer than SpikeFactor times the run's median;
 	// SpikesWithGC those of them that contain a collection.
 	Spikes, SpikesWithGC int
+	// SpikesWithGen2 counts the spikes that contain a full collection.
+	SpikesWithGen2 int
+	// Unscheduled counts collections other than the policy's own scheduled
+	// gc.collect: under a manual policy it must be 0.
+	Unscheduled int
 	// SpikePeriod is the typical number of steps between spikes when they
 	// recur regularly (at least 2/3 of the gaps within 15% of the median
 	// gap), and 0 when they do not.
@@ -31,8 +36,10 @@ type RunSummary struct {
 	// Collections, total pause and largest pause per generation, counting
 	// collections inside steps and between them.
 	Collections [3]int
-	PauseNS     [3]float64
-	MaxPauseNS  [3]float64
+	// Collected counts the objects the collections freed, per generation.
+	Collected  [3]int64
+	PauseNS    [3]float64
+	MaxPauseNS [3]float64
 	// GCShare is the fraction of measured step time spent in collections
 	// that ran inside steps.
 	GCShare float64
@@ -53,11 +60,16 @@ func Summarize(s *bench.Stream, spikeFactor float64) RunSummary {
 // steps never has to be held as records.
 type Summarizer struct {
 	durs    []float64
-	inGC    []bool // a collection ran inside the step
+	inGC    []uint8 // per step: inGC|inGen2 bits for collections inside it
 	r       RunSummary
 	total   float64
 	inPause float64
 }
+
+const (
+	inGC   = 1 << iota // a collection ran inside the step
+	inGen2             // a full collection did
+)
 
 // Add takes one step; warm-up steps are ignored.
 func (sm *Summarizer) Add(st *bench.Step) {
@@ -67,15 +79,22 @@ func (sm *Summarizer) Add(st *bench.Step) {
 	d := float64(st.DurationNS)
 	sm.durs = append(sm.durs, d)
 	sm.total += d
-	in := false
+	var in uint8
 	for _, e := range st.GC {
 		sm.r.Collections[e.Gen]++
+		sm.r.Collected[e.Gen] += e.Collected
 		p := float64(e.PauseNS)
 		sm.r.PauseNS[e.Gen] += p
 		sm.r.MaxPauseNS[e.Gen] = math.Max(sm.r.MaxPauseNS[e.Gen], p)
+		if !(e.Manual && st.Scheduled) {
+			sm.r.Unscheduled++
+		}
 		if e.InStep {
 			sm.inPause += p
-			in = true
+			in |= inGC
+			if e.Gen == 2 {
+				in |= inGen2
+			}
 		}
 	}
 	sm.inGC = append(sm.inGC, in)
@@ -105,8 +124,11 @@ func (sm *Summarizer) Result(spikeFactor float64) RunSummary {
 				gaps = append(gaps, float64(i-lastSpike))
 			}
 			lastSpike = i
-			if sm.inGC[i] {
+			if sm.inGC[i]&inGC != 0 {
 				r.SpikesWithGC++
+			}
+			if sm.inGC[i]&inGen2 != 0 {
+				r.SpikesWithGen2++
 			}
 		}
 	}

@@ -47,3 +47,32 @@ func TestSummarizeCountsSpikesAndAttributesThem(t *testing.T) {
 		t.Errorf("GC share %v, want %v", r.GCShare, wantShare)
 	}
 }
+
+func TestSummarizeGen2AttributionAndUnscheduled(t *testing.T) {
+	s := &bench.Stream{}
+	for i := range 60 {
+		st := &bench.Step{Index: i, DurationNS: 1000}
+		switch {
+		case i%20 == 19: // scheduled full collection: a spike, not unscheduled
+			st.DurationNS, st.Scheduled = 5000, true
+			st.GC = []bench.GCEvent{{Gen: 2, PauseNS: 4000, InStep: true, Manual: true}}
+		case i == 30: // an automatic young collection that made a spike
+			st.DurationNS = 5000
+			st.GC = []bench.GCEvent{{Gen: 0, PauseNS: 4000, InStep: true}}
+		case i == 31: // a collection between steps: unscheduled, not in the step
+			st.GC = []bench.GCEvent{{Gen: 1, PauseNS: 10, InStep: false}}
+		}
+		s.Steps = append(s.Steps, st)
+	}
+	r := Summarize(s, 1.5)
+	if r.Spikes != 4 || r.SpikesWithGC != 4 || r.SpikesWithGen2 != 3 {
+		t.Errorf("spikes %d, with GC %d, with gen-2 %d; want 4, 4, 3", r.Spikes, r.SpikesWithGC, r.SpikesWithGen2)
+	}
+	if r.Unscheduled != 2 {
+		t.Errorf("unscheduled %d, want 2 (the young collection and the one between steps)", r.Unscheduled)
+	}
+	if r.SpikePeriod != 0 {
+		// gaps 20, 11, 9: not regular
+		t.Errorf("period %v, want 0 for irregular spikes", r.SpikePeriod)
+	}
+}

@@ -4,6 +4,9 @@
 //
 //	gcjitter run [flags] [case|file ...]   run cases, write a results directory
 //	gcjitter compare [flags] OLD NEW        compare two results, tail-aware
+//	gcjitter gate [flags] [case ...]        run and check against baselines
+//	gcjitter golden update|show|diff ...    manage baselines
+//	gcjitter ab -a SPEC -b SPEC case ...    A/B of two environments
 //	gcjitter cases list|show NAME          the built-in suite
 //	gcjitter worker [flags]      run one worker process and summarise its records
 //	gcjitter worker -script      print the embedded worker program
@@ -44,6 +47,9 @@ const usage = `usage: gcjitter <command> [flags]
 commands:
   run        run cases (default: the quick suite) and write a results directory
   compare    compare two results (directories or benchfmt files); exit 1 on a regression
+  gate       run and check against golden/<host-class>/ baselines; exit 1 on a regression
+  golden     manage baselines: golden update [case ...] | show CASE | diff OLD NEW
+  ab         interleaved A/B of two environments (-a SPEC -b SPEC case ...); exit 1 when B regresses
   cases      list the built-in cases, or show one (cases list | cases show NAME)
   worker     run one worker process and summarise its records
   version    print the version
@@ -64,6 +70,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdCases(args[1:], stdout, stderr)
 	case "compare":
 		return cmdCompare(args[1:], stdout, stderr)
+	case "gate":
+		return cmdGate(ctx, args[1:], stdout, stderr)
+	case "golden":
+		return cmdGolden(ctx, args[1:], stdout, stderr)
+	case "ab":
+		return cmdAB(ctx, args[1:], stdout, stderr)
 	case "worker":
 		return cmdWorker(ctx, args[1:], stdout, stderr)
 	case "version":

@@ -16,6 +16,7 @@ import (
 	"github.com/gcjitter/gcjitter/cases"
 	"github.com/gcjitter/gcjitter/results"
 	"github.com/gcjitter/gcjitter/runner"
+	"github.com/gcjitter/gcjitter/stats"
 )
 
 // commonFlags are the flags every measuring command shares (DESIGN.md's
@@ -24,6 +25,7 @@ type commonFlags struct {
 	out, python, device, hostClass, filter, suite string
 	runs, steps, warmup                           int
 	seed                                          int64
+	reduced                                       bool
 }
 
 func (f *commonFlags) register(fs *flag.FlagSet) {
@@ -37,6 +39,7 @@ func (f *commonFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.hostClass, "host-class", "", "host class recorded with the results (baselines are kept per host class)")
 	fs.StringVar(&f.filter, "filter", "", "run only variants whose name matches this regular expression")
 	fs.StringVar(&f.suite, "suite", "quick", "built-in suite to run when no case is named")
+	fs.BoolVar(&f.reduced, "reduced", false, "run each case at the reduced size it declares for CI (then -runs, -steps, -warmup apply)")
 }
 
 // loadCases resolves the case arguments (or the suite) and applies the
@@ -84,6 +87,9 @@ func (f *commonFlags) loadCases(args []string) ([]*cases.Case, error) {
 			return nil, fmt.Errorf("case %q named twice", c.Name)
 		}
 		names[c.Name] = true
+		if f.reduced {
+			c.ApplyReduced()
+		}
 		if f.runs > 0 {
 			c.Runs = f.runs
 		}
@@ -117,6 +123,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var f commonFlags
 	f.register(fs)
+	check := fs.Bool("check", false, "evaluate the cases' expect: assertions; exit 1 when one fails")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "usage: gcjitter run [flags] [case|file ...]\n\nRuns cases (default: the quick suite) and writes a results directory.\n\n")
 		fs.PrintDefaults()
@@ -132,17 +139,49 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "gcjitter run: %v\n", err)
 		return exitUsage
 	}
-	m, code := execute(ctx, &f, cs, stderr)
+	m, _, code := execute(ctx, &f, cs, stderr)
 	if m == nil {
 		return code
 	}
 	printRunSummary(stdout, m)
+	if *check && !checkExpectations(stdout, cs, m) && code == exitOK {
+		code = exitRegression
+	}
 	return code
 }
 
-// execute runs the cases into f.out and reports how it went: the manifest
-// (nil when nothing could be started) and the exit code.
-func execute(ctx context.Context, f *commonFlags, cs []*cases.Case, stderr io.Writer) (*results.Manifest, int) {
+// checkExpectations evaluates every case's expect: list on the runs that
+// completed and prints one line each; false when one failed.
+func checkExpectations(w io.Writer, cs []*cases.Case, m *results.Manifest) bool {
+	ok := true
+	for _, c := range cs {
+		if len(c.Expect) == 0 {
+			continue
+		}
+		runs := map[string][]stats.RunSummary{}
+		device := ""
+		for _, r := range m.Runs {
+			if r.Case != c.Name || r.Summary == nil {
+				continue
+			}
+			runs[r.Variant] = append(runs[r.Variant], *r.Summary)
+			if device == "" && r.Meta != nil {
+				device = r.Meta.Device
+			}
+		}
+		fmt.Fprintf(w, "\ncheck %s (on %s):\n", c.Name, device)
+		for _, o := range c.Check(runs, device) {
+			fmt.Fprintf(w, "  %s\n", o.Text)
+			ok = ok && o.OK
+		}
+	}
+	return ok
+}
+
+// execute runs the cases into f.out (or a new directory) and reports how it
+// went: the manifest (nil when nothing could be started), the directory and
+// the exit code.
+func execute(ctx context.Context, f *commonFlags, cs []*cases.Case, stderr io.Writer) (*results.Manifest, string, int) {
 	needTorch, casePython := false, ""
 	for _, c := range cs {
 		if c.Workload.Model != "none" || (c.Workload.Device != "auto" && c.Workload.Device != "cpu") {
@@ -151,7 +190,7 @@ func execute(ctx context.Context, f *commonFlags, cs []*cases.Case, stderr io.Wr
 		if c.Python != "" {
 			if casePython != "" && casePython != c.Python {
 				fmt.Fprintf(stderr, "gcjitter: cases name different interpreters (%s, %s); run them separately or pass -python\n", casePython, c.Python)
-				return nil, exitUsage
+				return nil, "", exitUsage
 			}
 			casePython = c.Python
 		}
@@ -159,11 +198,11 @@ func execute(ctx context.Context, f *commonFlags, cs []*cases.Case, stderr io.Wr
 	py, from, err := runner.ChoosePython(ctx, f.python, casePython, needTorch)
 	if ctx.Err() != nil {
 		fmt.Fprintln(stderr, "gcjitter: interrupted before any run started")
-		return nil, exitInterrupted
+		return nil, "", exitInterrupted
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "gcjitter: %v\n", err)
-		return nil, exitInfra
+		return nil, "", exitInfra
 	}
 	dir := f.out
 	if dir == "" {
@@ -192,10 +231,10 @@ func execute(ctx context.Context, f *commonFlags, cs []*cases.Case, stderr io.Wr
 		var le *runner.LockedError
 		if errors.As(err, &le) || errors.Is(err, runner.ErrResultsExist) {
 			fmt.Fprintf(stderr, "gcjitter: %v\n", err)
-			return m, exitUsage
+			return m, dir, exitUsage
 		}
 		fmt.Fprintf(stderr, "gcjitter: %v\n", err)
-		return m, exitInfra
+		return m, dir, exitInfra
 	}
 	failed := 0
 	for _, r := range m.Runs {
@@ -211,10 +250,10 @@ func execute(ctx context.Context, f *commonFlags, cs []*cases.Case, stderr io.Wr
 	switch {
 	case m.Interrupted:
 		fmt.Fprintf(stderr, "gcjitter: interrupted; completed runs are kept in %s\n", dir)
-		return m, exitInterrupted
+		return m, dir, exitInterrupted
 	case failed > 0:
 		fmt.Fprintf(stderr, "gcjitter: %d of %d runs failed; the others are kept in %s\n", failed, len(m.Runs), dir)
-		return m, exitInfra
+		return m, dir, exitInfra
 	}
-	return m, exitOK
+	return m, dir, exitOK
 }

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gcjitter/gcjitter/cases"
+	"github.com/gcjitter/gcjitter/internal/testpython"
+)
+
+// TestQuickSuiteChecks runs every case of the quick suite at its reduced
+// size on real torch and evaluates its expectations: each case shows the
+// effect it is named after (spikes that are full collections, a slowdown
+// from collecting every step, manual schemes collecting only on schedule).
+func TestQuickSuiteChecks(t *testing.T) {
+	py := testpython.Torch(t)
+	quick, err := cases.Suite("quick")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"run", "-python", py, "-reduced", "-check", "-o", filepath.Join(t.TempDir(), "out")}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	for _, c := range quick {
+		if len(c.Expect) == 0 {
+			t.Errorf("quick case %s has no expectations: what does it show?", c.Name)
+			continue
+		}
+		if c.Reduced == nil {
+			t.Errorf("quick case %s declares no reduced size for CI", c.Name)
+		}
+		if !strings.Contains(stdout.String(), "check "+c.Name+" (on ") {
+			t.Errorf("no checks printed for %s", c.Name)
+		}
+	}
+	if n := strings.Count(stdout.String(), ": ok"); n < 15 {
+		t.Errorf("only %d expectations passed:\n%s", n, stdout.String())
+	}
+	t.Log(stdout.String())
+}

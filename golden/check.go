@@ -1,0 +1,155 @@
+package golden
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gcjitter/gcjitter/results"
+	"github.com/gcjitter/gcjitter/stats"
+)
+
+// ScheduleDiff is a variant whose GC schedule differs from its baseline.
+type ScheduleDiff struct {
+	Variant string
+	Lines   []string // stable, one change per line: "gen2 collections: 5 -> 6"
+}
+
+// Result is a case checked against its baseline.
+type Result struct {
+	Golden *Golden
+	Path   string
+	Env    Env
+	// EnvChanges is non-empty when the environment key differs: then a
+	// schedule change is the environment's effect, not a failure.
+	EnvChanges []string
+	Schedule   []ScheduleDiff
+	// Notes explain what was not compared and why.
+	Notes []string
+}
+
+// ScheduleFailed reports a schedule that changed in the same environment.
+func (r *Result) ScheduleFailed() bool { return len(r.Schedule) > 0 && len(r.EnvChanges) == 0 }
+
+// MismatchError is a baseline that cannot be compared with these runs
+// (another device kind, another size): bad input, exit 2.
+type MismatchError struct{ Msg string }
+
+func (e *MismatchError) Error() string { return e.Msg }
+
+// Check compares a case's completed runs in m with its baseline's GC
+// schedule layer. The timing layer is results.Compare on g.Data().
+func Check(g *Golden, path string, m *results.Manifest) (*Result, error) {
+	res := &Result{Golden: g, Path: path}
+	ci := slices.IndexFunc(m.Cases, func(c results.Case) bool { return c.Name == g.Case })
+	if ci < 0 {
+		return nil, fmt.Errorf("the results hold no runs of case %s", g.Case)
+	}
+	c := m.Cases[ci]
+	if c.Steps != g.Size.Steps || c.Warmup != g.Size.Warmup {
+		return nil, &MismatchError{fmt.Sprintf("%s: the baseline measured %d steps after %d warm-up, these runs %d after %d: the GC schedules cannot be compared; drop -steps/-warmup, or update the baseline",
+			path, g.Size.Steps, g.Size.Warmup, c.Steps, c.Warmup)}
+	}
+	byVariant := map[string][]stats.RunSummary{}
+	for _, r := range m.Runs {
+		if r.Case != g.Case || r.Summary == nil {
+			continue
+		}
+		if r.Meta != nil && res.Env.Device == "" {
+			res.Env = Env{Python: r.Meta.Python, Build: r.Meta.Build, Torch: r.Meta.Torch, TorchNPU: r.Meta.TorchNPU,
+				CUDA: r.Meta.CUDA, CANN: r.Meta.CANN, Device: r.Meta.Device, DevName: r.Meta.DevName}
+		}
+		byVariant[r.Variant] = append(byVariant[r.Variant], *r.Summary)
+	}
+	if res.Env.Device != "" && res.Env.Device != g.Env.Device {
+		return nil, &MismatchError{fmt.Sprintf("%s was made on %s (%s); these runs ran on %s: compare a host only with baselines of its own device kind (pass -host-class, or run golden update for this host class)",
+			path, g.Env.Device, g.Env.DevName, res.Env.Device)}
+	}
+	res.EnvChanges = g.Env.Changes(res.Env)
+	for _, gv := range g.Variants {
+		runs := byVariant[gv.Name]
+		switch {
+		case len(runs) == 0:
+			res.Notes = append(res.Notes, fmt.Sprintf("%s/%s: no completed run to compare with the baseline", g.Case, gv.Name))
+			continue
+		case gv.Schedule == nil:
+			res.Notes = append(res.Notes, fmt.Sprintf("%s/%s: the baseline's runs disagreed on the GC schedule; timings only", g.Case, gv.Name))
+			continue
+		}
+		var moved *Schedule
+		for _, r := range runs {
+			if got := scheduleOf(r); got != *gv.Schedule {
+				moved = &got
+				break
+			}
+		}
+		var lines []string
+		if moved != nil {
+			lines = diffLines(*gv.Schedule, *moved)
+			if !allSame(runs) {
+				lines = append(lines, fmt.Sprintf("(the %d runs disagree with each other)", len(runs)))
+			}
+		}
+		if len(lines) > 0 {
+			res.Schedule = append(res.Schedule, ScheduleDiff{Variant: gv.Name, Lines: lines})
+		}
+	}
+	for v := range byVariant {
+		if !slices.ContainsFunc(g.Variants, func(gv Variant) bool { return gv.Name == v }) {
+			res.Notes = append(res.Notes, fmt.Sprintf("%s/%s is not in the baseline: update it to include the variant", g.Case, v))
+		}
+	}
+	slices.Sort(res.Notes)
+	return res, nil
+}
+
+func allSame(runs []stats.RunSummary) bool {
+	for _, r := range runs {
+		if scheduleOf(r) != scheduleOf(runs[0]) {
+			return false
+		}
+	}
+	return true
+}
+
+func diffLines(old, new Schedule) []string {
+	var out []string
+	for g := range 3 {
+		if old.Collections[g] != new.Collections[g] {
+			out = append(out, fmt.Sprintf("gen%d collections: %d -> %d", g, old.Collections[g], new.Collections[g]))
+		}
+	}
+	for g := range 3 {
+		if old.Collected[g] != new.Collected[g] {
+			out = append(out, fmt.Sprintf("gen%d objects collected: %d -> %d", g, old.Collected[g], new.Collected[g]))
+		}
+	}
+	return out
+}
+
+// Text writes the schedule layer in stable words: what a reviewer reads.
+func (r *Result) Text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "baseline %s (%s, %s)\n", r.Path, r.Golden.Env.Key(), r.Golden.Provenance.Date)
+	if len(r.EnvChanges) > 0 {
+		fmt.Fprintf(&b, "environment changed: %s\n", strings.Join(r.EnvChanges, ", "))
+	}
+	switch {
+	case len(r.Schedule) == 0:
+		fmt.Fprintf(&b, "GC schedule: unchanged in all %d variants\n", len(r.Golden.Variants))
+	case len(r.EnvChanges) > 0:
+		b.WriteString("GC schedule changed with the environment (the upgrade's effect, not noise):\n")
+	default:
+		b.WriteString("GC schedule changed in the same environment:\n")
+	}
+	for _, d := range r.Schedule {
+		fmt.Fprintf(&b, "  %s/%s:\n", r.Golden.Case, d.Variant)
+		for _, l := range d.Lines {
+			fmt.Fprintf(&b, "    %s\n", l)
+		}
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	return b.String()
+}

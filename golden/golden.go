@@ -1,0 +1,402 @@
+// Package golden keeps baselines: golden/<host-class>/<case>.json, one small
+// text file per case and host class, reviewable in a diff.
+//
+// A baseline has two layers. The GC schedule of the seeded workload
+// (collections and objects collected per generation, per variant) is
+// deterministic for a given interpreter and torch, so it is compared
+// exactly, with a stable, readable diff. The timings (one summary per run)
+// are compared statistically, with the same verdicts as gcjitter compare.
+// Each baseline records its provenance and an environment key (interpreter
+// and build, torch, torch_npu, CUDA, CANN, device): when the key differs, a
+// changed schedule is reported as the environment's effect, not as noise.
+package golden
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gcjitter/gcjitter/internal/atomicfile"
+	"github.com/gcjitter/gcjitter/results"
+	"github.com/gcjitter/gcjitter/stats"
+)
+
+// Schema is the version of golden files.
+const Schema = 1
+
+// Golden is one case's baseline on one host class.
+type Golden struct {
+	Schema     int        `json:"schema"`
+	Case       string     `json:"case"`
+	HostClass  string     `json:"host_class"`
+	Provenance Provenance `json:"provenance"`
+	Env        Env        `json:"env"`
+	Size       Size       `json:"size"`
+	Variants   []Variant  `json:"variants"`
+}
+
+// Provenance says where and how the baseline was made.
+type Provenance struct {
+	Tool     string `json:"tool"` // gcjitter version (with the suite's commit)
+	Date     string `json:"date"`
+	Host     string `json:"host"`
+	CPUModel string `json:"cpu_model,omitempty"`
+	CPUs     int    `json:"cpus,omitempty"`
+	GPUs     string `json:"gpus,omitempty"`
+	Results  string `json:"results"` // the results directory it came from
+}
+
+// Env is the environment key: what the GC schedule depends on.
+type Env struct {
+	Python   string `json:"python"`
+	Build    string `json:"python_build"`
+	Torch    string `json:"torch,omitempty"`
+	TorchNPU string `json:"torch_npu,omitempty"`
+	CUDA     string `json:"cuda,omitempty"`
+	CANN     string `json:"cann,omitempty"`
+	Device   string `json:"device"`
+	DevName  string `json:"device_name,omitempty"`
+}
+
+// Size is the experiment the baseline measured; a gate runs the same.
+type Size struct {
+	Steps       int     `json:"steps"`
+	Warmup      int     `json:"warmup"`
+	Runs        int     `json:"runs"`
+	SpikeFactor float64 `json:"spike_factor"`
+}
+
+// Variant is one variant's baseline.
+type Variant struct {
+	Name   string `json:"name"`
+	Policy string `json:"policy"`
+	// Schedule is the GC schedule every run of the variant had; nil when
+	// the runs disagreed (then only timings are compared).
+	Schedule *Schedule `json:"schedule"`
+	// Runs are the per-run values of every metric, by metric name.
+	Runs []map[string]float64 `json:"runs"`
+}
+
+// Schedule is a run's exact GC schedule over its measured steps.
+type Schedule struct {
+	Collections [3]int   `json:"collections"`
+	Collected   [3]int64 `json:"collected"`
+}
+
+func scheduleOf(r stats.RunSummary) Schedule {
+	return Schedule{Collections: r.Collections, Collected: r.Collected}
+}
+
+// String is the schedule in the words of a diff.
+func (s Schedule) String() string {
+	return fmt.Sprintf("collections gen0 %d, gen1 %d, gen2 %d; objects collected gen0 %d, gen1 %d, gen2 %d",
+		s.Collections[0], s.Collections[1], s.Collections[2], s.Collected[0], s.Collected[1], s.Collected[2])
+}
+
+// Key is the environment key in one line.
+func (e Env) Key() string {
+	parts := []string{"python " + e.Python + " (" + e.Build + ")"}
+	for _, kv := range [][2]string{{"torch", e.Torch}, {"torch_npu", e.TorchNPU}, {"cuda", e.CUDA}, {"cann", e.CANN}} {
+		if kv[1] != "" {
+			parts = append(parts, kv[0]+" "+kv[1])
+		}
+	}
+	return strings.Join(append(parts, "device "+e.Device), ", ")
+}
+
+// Changes lists what differs between two environment keys, e.g.
+// "torch 1.13.1 -> 2.4.0".
+func (e Env) Changes(new Env) []string {
+	var out []string
+	for _, f := range []struct{ name, a, b string }{
+		{"python", e.Python, new.Python}, {"python build", e.Build, new.Build}, {"torch", e.Torch, new.Torch},
+		{"torch_npu", e.TorchNPU, new.TorchNPU}, {"cuda", e.CUDA, new.CUDA}, {"cann", e.CANN, new.CANN},
+		{"device", e.Device, new.Device},
+	} {
+		if f.a != f.b {
+			out = append(out, fmt.Sprintf("%s %s -> %s", f.name, orNone(f.a), orNone(f.b)))
+		}
+	}
+	return out
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+var classRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+
+// ValidHostClass checks a host class: it names a directory.
+func ValidHostClass(c string) error {
+	if !classRE.MatchString(c) {
+		return fmt.Errorf("host class %q: use lower-case letters, digits, '.', '_' and '-' (it names a directory)", c)
+	}
+	return nil
+}
+
+// Slug turns a device or CPU name into a host-class part: "AMD EPYC 7B13"
+// becomes "amd-epyc-7b13".
+func Slug(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	return strings.TrimSuffix(b.String(), "-")
+}
+
+// Path is where a case's baseline lives.
+func Path(dir, hostClass, caseName string) string {
+	return filepath.Join(dir, hostClass, caseName+".json")
+}
+
+// FromResults builds a case's baseline from a results directory's manifest.
+// Run summaries must be there (gcjitter run writes them).
+func FromResults(m *results.Manifest, dir, caseName, hostClass string) (*Golden, error) {
+	ci := slices.IndexFunc(m.Cases, func(c results.Case) bool { return c.Name == caseName })
+	if ci < 0 {
+		return nil, fmt.Errorf("%s holds no runs of case %s", dir, caseName)
+	}
+	c := m.Cases[ci]
+	g := &Golden{
+		Schema: Schema, Case: caseName, HostClass: hostClass,
+		Provenance: Provenance{Tool: m.Tool, Date: m.Started.UTC().Format(time.RFC3339), Host: m.Host.Hostname,
+			CPUModel: m.Host.CPUModel, CPUs: m.Host.CPUs, GPUs: strings.Join(m.Host.GPUs, "; "), Results: dir},
+		Size: Size{Steps: c.Steps, Warmup: c.Warmup, Runs: c.Runs, SpikeFactor: c.SpikeFactor},
+	}
+	envSet := false
+	for _, v := range c.Variants {
+		gv := Variant{Name: v.Name, Policy: v.Policy}
+		var scheds []Schedule
+		for _, r := range m.Runs {
+			if r.Case != caseName || r.Variant != v.Name {
+				continue
+			}
+			if r.Status != results.StatusOK || r.Summary == nil {
+				return nil, fmt.Errorf("run %s did not complete (%s): a baseline needs every run; run again", r.ID, r.Status)
+			}
+			if r.Meta != nil && !envSet {
+				g.Env = Env{Python: r.Meta.Python, Build: r.Meta.Build, Torch: r.Meta.Torch, TorchNPU: r.Meta.TorchNPU,
+					CUDA: r.Meta.CUDA, CANN: r.Meta.CANN, Device: r.Meta.Device, DevName: r.Meta.DevName}
+				envSet = true
+			}
+			vals := map[string]float64{}
+			for _, mt := range stats.Metrics {
+				vals[mt.Name] = mt.Value(*r.Summary)
+			}
+			gv.Runs = append(gv.Runs, vals)
+			scheds = append(scheds, scheduleOf(*r.Summary))
+		}
+		if len(scheds) == 0 {
+			return nil, fmt.Errorf("%s has no runs of %s/%s", dir, caseName, v.Name)
+		}
+		if !slices.ContainsFunc(scheds, func(s Schedule) bool { return s != scheds[0] }) {
+			s := scheds[0]
+			gv.Schedule = &s
+		}
+		g.Variants = append(g.Variants, gv)
+	}
+	return g, nil
+}
+
+// Marshal renders the baseline as indented JSON with a trailing newline:
+// one value per line, so a review diff shows exactly what moved.
+func (g *Golden) Marshal() ([]byte, error) {
+	b, err := json.MarshalIndent(g, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// Write stores the baseline atomically under dir.
+func (g *Golden) Write(dir string) (string, error) {
+	path := Path(dir, g.HostClass, g.Case)
+	data, err := g.Marshal()
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", err
+	}
+	return path, atomicfile.Write(path, data, 0o644)
+}
+
+// ErrMissing wraps the error of a baseline that does not exist.
+var ErrMissing = errors.New("no baseline")
+
+// Error is a corrupt or hand-broken baseline: file:line: message.
+type Error struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.File, e.Msg)
+}
+
+// Read loads and validates a baseline file.
+func Read(path string) (*Golden, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", path, ErrMissing)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return Parse(data, path)
+}
+
+// Parse decodes and validates a baseline; errors name the file and line.
+func Parse(data []byte, path string) (*Golden, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var g Golden
+	if err := dec.Decode(&g); err != nil {
+		return nil, &Error{path, lineAt(data, errOffset(err, dec)), "not a valid baseline: " + jsonMsg(err) + "; fix it, or restore it from version control, or recreate it with gcjitter golden update"}
+	}
+	if dec.More() {
+		return nil, &Error{path, lineAt(data, int(dec.InputOffset())), "unexpected data after the baseline"}
+	}
+	bad := func(key string, format string, args ...any) error {
+		return &Error{path, lineOfKey(data, key), fmt.Sprintf(format, args...) + "; recreate it with gcjitter golden update"}
+	}
+	switch {
+	case g.Schema != Schema:
+		return nil, bad(`"schema"`, "baseline schema %d, this gcjitter reads %d", g.Schema, Schema)
+	case g.Case == "":
+		return nil, bad(`"case"`, "no case name")
+	case ValidHostClass(g.HostClass) != nil:
+		return nil, bad(`"host_class"`, "%v", ValidHostClass(g.HostClass))
+	case g.Env.Device == "":
+		return nil, bad(`"env"`, "no device in the environment")
+	case g.Size.Steps < 1 || g.Size.Runs < 1 || g.Size.Warmup < 0:
+		return nil, bad(`"size"`, "size %+v is not a possible experiment", g.Size)
+	case len(g.Variants) == 0:
+		return nil, bad(`"variants"`, "no variants")
+	}
+	for _, v := range g.Variants {
+		if v.Name == "" || len(v.Runs) == 0 {
+			return nil, bad(`"name": "`+v.Name+`"`, "variant %q has no name or no runs", v.Name)
+		}
+		if s := v.Schedule; s != nil {
+			for gen := range 3 {
+				if s.Collections[gen] < 0 || s.Collected[gen] < 0 {
+					return nil, bad(`"name": "`+v.Name+`"`, "variant %s: negative count in its schedule", v.Name)
+				}
+			}
+		}
+	}
+	return &g, nil
+}
+
+func errOffset(err error, dec *json.Decoder) int {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return int(se.Offset)
+	case errors.As(err, &te):
+		return int(te.Offset)
+	}
+	return int(dec.InputOffset())
+}
+
+func jsonMsg(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("%s should be %s, not %s", te.Field, te.Type, te.Value)
+	}
+	return err.Error()
+}
+
+// lineAt is the 1-based line of a byte offset.
+func lineAt(data []byte, off int) int {
+	off = min(max(off, 0), len(data))
+	return 1 + bytes.Count(data[:off], []byte("\n"))
+}
+
+// lineOfKey is the line where text first occurs (0 when it does not).
+func lineOfKey(data []byte, text string) int {
+	if i := bytes.Index(data, []byte(text)); i >= 0 {
+		return lineAt(data, i)
+	}
+	return 0
+}
+
+// Data turns the baseline's runs into one side of a comparison, with the
+// names and units gcjitter compare uses.
+func (g *Golden) Data(path string) *results.Data {
+	d := results.NewData(path)
+	for _, v := range g.Variants {
+		name := results.BenchName(g.Case, v.Name)
+		for _, run := range v.Runs {
+			d.AddIters(name, g.Size.Steps)
+			for _, mt := range stats.Metrics {
+				if x, ok := run[mt.Name]; ok {
+					d.AddValue(name, mt.Unit, x)
+				}
+			}
+		}
+	}
+	return d
+}
+
+// HostClassEnv names the host class when no -host-class flag does.
+const HostClassEnv = "GCJITTER_HOST_CLASS"
+
+// HostClass picks the host class: the flag, then $GCJITTER_HOST_CLASS,
+// then one derived from the device: cuda-<gpu>, npu-<chip>, or cpu-<model>.
+func HostClass(flag string, h results.Host) (string, error) {
+	for _, c := range []string{flag, os.Getenv(HostClassEnv)} {
+		if c != "" {
+			return c, ValidHostClass(c)
+		}
+	}
+	for _, g := range h.GPUs {
+		if name, ok := strings.CutPrefix(g, "npu-smi: "); ok {
+			return "npu-" + firstSlug(npuChip(name), "ascend"), nil
+		}
+	}
+	if len(h.GPUs) > 0 {
+		name, _, _ := strings.Cut(h.GPUs[0], ",")
+		return "cuda-" + firstSlug(name, "gpu"), nil
+	}
+	return "cpu-" + firstSlug(h.CPUModel, "unknown"), nil
+}
+
+func firstSlug(s, fallback string) string {
+	if s := Slug(s); s != "" {
+		return s
+	}
+	return fallback
+}
+
+// npuChip finds a chip name such as 910B in npu-smi's table.
+func npuChip(info string) string {
+	if m := regexp.MustCompile(`\b(910[A-Z0-9]*|310[A-Z0-9]*)\b`).FindString(info); m != "" {
+		return m
+	}
+	return ""
+}

@@ -1,0 +1,111 @@
+package stats
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// A variant-level quantity that a case's expect: assertions test. Timings
+// are the median over runs; counts and shares are pooled over all runs, so
+// one run with an unscheduled collection is not hidden by the others.
+type aggregate struct {
+	name, doc string
+	value     func(runs []RunSummary) float64
+}
+
+var aggregates = []aggregate{
+	{"p50", "median over runs of each run's median step time (ns)", medianOf(func(r RunSummary) float64 { return r.P50 })},
+	{"p90", "median over runs of p90 (ns)", medianOf(func(r RunSummary) float64 { return r.P90 })},
+	{"p99", "median over runs of p99 (ns)", medianOf(func(r RunSummary) float64 { return r.P99 })},
+	{"max", "median over runs of the longest step (ns)", medianOf(func(r RunSummary) float64 { return r.Max })},
+	{"gc-share", "median over runs of the share of step time in collections", medianOf(func(r RunSummary) float64 { return r.GCShare })},
+	{"spike-rate", "spikes per 1000 steps, pooled", pooledPerK(func(r RunSummary) int { return r.Spikes })},
+	{"gc-spikes", "spikes that contain a collection, per 1000 steps, pooled", pooledPerK(func(r RunSummary) int { return r.SpikesWithGC })},
+	{"gc-spike-share", "share of spikes that contain a collection, pooled (no spikes: 0)", pooledShare(func(r RunSummary) int { return r.SpikesWithGC })},
+	{"gen2-spike-share", "share of spikes that contain a full collection, pooled (no spikes: 0)", pooledShare(func(r RunSummary) int { return r.SpikesWithGen2 })},
+	{"spike-period", "median over runs of the spike period in steps (0: not periodic)", medianOf(func(r RunSummary) float64 { return r.SpikePeriod })},
+	{"gen0-collections", "gen-0 collections per 1000 steps, pooled", pooledPerK(func(r RunSummary) int { return r.Collections[0] })},
+	{"gen1-collections", "gen-1 collections per 1000 steps, pooled", pooledPerK(func(r RunSummary) int { return r.Collections[1] })},
+	{"gen2-collections", "gen-2 collections per 1000 steps, pooled", pooledPerK(func(r RunSummary) int { return r.Collections[2] })},
+	{"gen2-pause", "median over runs of the largest gen-2 pause (ns)", medianOf(func(r RunSummary) float64 { return r.MaxPauseNS[2] })},
+	{"unscheduled-collections", "collections other than the policy's scheduled ones, total over runs", total(func(r RunSummary) int { return r.Unscheduled })},
+}
+
+// ExpectMetrics lists the quantities expect: assertions may name.
+func ExpectMetrics() []string {
+	names := make([]string, len(aggregates))
+	for i, a := range aggregates {
+		names[i] = a.name
+	}
+	return names
+}
+
+// ExpectMetricDoc says how a quantity is computed.
+func ExpectMetricDoc(name string) string {
+	for _, a := range aggregates {
+		if a.name == name {
+			return a.doc
+		}
+	}
+	return ""
+}
+
+// Aggregate computes a variant-level quantity over its runs.
+func Aggregate(name string, runs []RunSummary) (float64, error) {
+	i := slices.IndexFunc(aggregates, func(a aggregate) bool { return a.name == name })
+	if i < 0 {
+		return 0, fmt.Errorf("unknown quantity %q (want one of %s)", name, strings.Join(ExpectMetrics(), ", "))
+	}
+	if len(runs) == 0 {
+		return math.NaN(), fmt.Errorf("no completed runs")
+	}
+	return aggregates[i].value(runs), nil
+}
+
+func medianOf(f func(RunSummary) float64) func([]RunSummary) float64 {
+	return func(runs []RunSummary) float64 {
+		xs := make([]float64, len(runs))
+		for i, r := range runs {
+			xs[i] = f(r)
+		}
+		slices.Sort(xs)
+		return Quantile(xs, 0.5)
+	}
+}
+
+func pooledPerK(f func(RunSummary) int) func([]RunSummary) float64 {
+	return func(runs []RunSummary) float64 {
+		n, steps := 0, 0
+		for _, r := range runs {
+			n += f(r)
+			steps += r.Steps
+		}
+		return perK(n, steps)
+	}
+}
+
+func pooledShare(f func(RunSummary) int) func([]RunSummary) float64 {
+	return func(runs []RunSummary) float64 {
+		n, spikes := 0, 0
+		for _, r := range runs {
+			n += f(r)
+			spikes += r.Spikes
+		}
+		if spikes == 0 {
+			return 0
+		}
+		return float64(n) / float64(spikes)
+	}
+}
+
+func total(f func(RunSummary) int) func([]RunSummary) float64 {
+	return func(runs []RunSummary) float64 {
+		n := 0
+		for _, r := range runs {
+			n += f(r)
+		}
+		return float64(n)
+	}
+}
