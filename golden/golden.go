@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -274,7 +275,7 @@ func Parse(data []byte, path string) (*Golden, error) {
 	dec.DisallowUnknownFields()
 	var g Golden
 	if err := dec.Decode(&g); err != nil {
-		return nil, &Error{path, lineAt(data, errOffset(err, dec)), "not a valid baseline: " + jsonMsg(err) + "; fix it, or restore it from version control, or recreate it with gcjitter golden update"}
+		return nil, &Error{path, errLine(data, err, dec), "not a valid baseline: " + jsonMsg(err) + "; fix it, or restore it from version control, or recreate it with gcjitter golden update"}
 	}
 	if dec.More() {
 		return nil, &Error{path, lineAt(data, int(dec.InputOffset())), "unexpected data after the baseline"}
@@ -311,16 +312,25 @@ func Parse(data []byte, path string) (*Golden, error) {
 	return &g, nil
 }
 
-func errOffset(err error, dec *json.Decoder) int {
+// errLine finds the line of a decoding error: the offset encoding/json
+// reports, the unknown key's own line, or the end of a truncated file.
+func errLine(data []byte, err error, dec *json.Decoder) int {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
-		return int(se.Offset)
+		return lineAt(data, int(se.Offset))
 	case errors.As(err, &te):
-		return int(te.Offset)
+		return lineAt(data, int(te.Offset))
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return lineAt(data, len(data))
 	}
-	return int(dec.InputOffset())
+	if field, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		if l := lineOfKey(data, field+":"); l > 0 {
+			return l
+		}
+	}
+	return lineAt(data, int(dec.InputOffset()))
 }
 
 func jsonMsg(err error) string {

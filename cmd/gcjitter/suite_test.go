@@ -11,10 +11,13 @@ import (
 	"github.com/gcjitter/gcjitter/internal/testpython"
 )
 
-// TestQuickSuiteChecks runs every case of the quick suite at its reduced
-// size on real torch and evaluates its expectations: each case shows the
-// effect it is named after (spikes that are full collections, a slowdown
-// from collecting every step, manual schemes collecting only on schedule).
+// TestQuickSuiteChecks gates the quick suite, at each case's reduced size
+// on real torch, against the baselines committed for the CPU CI host class
+// (golden/ci-cpu) and evaluates every case's expectations: each case shows
+// the effect it is named after (spikes that are full collections, a
+// slowdown from collecting every step, manual schemes collecting only on
+// schedule), and the GC schedule matches its baseline exactly. Timings are
+// reported, not gated: this machine is shared and noisy.
 func TestQuickSuiteChecks(t *testing.T) {
 	py := testpython.Torch(t)
 	quick, err := cases.Suite("quick")
@@ -22,7 +25,8 @@ func TestQuickSuiteChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"run", "-python", py, "-reduced", "-check", "-o", filepath.Join(t.TempDir(), "out")}, &stdout, &stderr)
+	code := run(context.Background(), []string{"gate", "-python", py, "-reduced", "-runs", "1", "-check",
+		"-host-class", "ci-cpu", "-golden", "../../golden", "-timing", "report", "-o", filepath.Join(t.TempDir(), "out")}, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
@@ -37,6 +41,9 @@ func TestQuickSuiteChecks(t *testing.T) {
 		if !strings.Contains(stdout.String(), "check "+c.Name+" (on ") {
 			t.Errorf("no checks printed for %s", c.Name)
 		}
+	}
+	if n := strings.Count(stdout.String(), "GC schedule: unchanged in all"); n != len(quick) {
+		t.Errorf("%d of %d cases have an unchanged GC schedule:\n%s", n, len(quick), stdout.String())
 	}
 	if n := strings.Count(stdout.String(), ": ok"); n < 15 {
 		t.Errorf("only %d expectations passed:\n%s", n, stdout.String())
