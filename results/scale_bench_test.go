@@ -109,6 +109,7 @@ func BenchmarkCompareMillionSteps(b *testing.B) {
 			b.Fatalf("%v: %v\n%s", build, err, out)
 		}
 	}
+	page := filepath.Join(dir, "report.html")
 	for b.Loop() {
 		t1, m1 := measure(b, bin, "compare", old, new)
 		t2, m2 := measure(b, bs, filepath.Join(old, "steps.bench"), filepath.Join(new, "steps.bench"))
@@ -116,6 +117,22 @@ func BenchmarkCompareMillionSteps(b *testing.B) {
 		b.ReportMetric(m1, "gcjitter-peak-MiB")
 		b.ReportMetric(t2.Seconds(), "benchstat-sec")
 		b.ReportMetric(m2, "benchstat-peak-MiB")
+		// The HTML report of the same comparison: its size, and how long
+		// headless Chromium takes to load and paint it.
+		t3, m3 := measure(b, bin, "report", "-format", "html", "-o", page, old, new)
+		st, err := os.Stat(page)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(t3.Seconds(), "html-write-sec")
+		b.ReportMetric(m3, "html-write-peak-MiB")
+		b.ReportMetric(float64(st.Size())/(1<<20), "html-MiB")
+		if chrome, err := exec.LookPath("chromium"); err == nil {
+			shot := filepath.Join(dir, "report.png")
+			t4, _ := measure(b, chrome, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+				"--no-first-run", "--user-data-dir="+filepath.Join(dir, "profile"), "--window-size=1300,3000", "--screenshot="+shot, "file://"+page)
+			b.ReportMetric(t4.Seconds(), "chromium-render-sec")
+		}
 		b.ReportMetric(0, "ns/op")
 	}
 }

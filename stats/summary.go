@@ -29,9 +29,8 @@ type RunSummary struct {
 	// Unscheduled counts collections other than the policy's own scheduled
 	// gc.collect: under a manual policy it must be 0.
 	Unscheduled int
-	// SpikePeriod is the typical number of steps between spikes when they
-	// recur regularly (at least 2/3 of the gaps within 15% of the median
-	// gap), and 0 when they do not.
+	// SpikePeriod is the number of steps between spikes when most of them
+	// (2/3, at least 3) recur on a regular lattice, and 0 when they do not.
 	SpikePeriod float64
 	// Collections, total pause and largest pause per generation, counting
 	// collections inside steps and between them.
@@ -115,15 +114,11 @@ func (sm *Summarizer) Result(spikeFactor float64) RunSummary {
 	r.P999 = Quantile(sorted, 0.999)
 	r.Max = sorted[len(sorted)-1]
 	limit := spikeFactor * r.P50
-	var gaps []float64
-	lastSpike := -1
+	var spikes []int
 	for i, d := range sm.durs {
 		if d > limit {
 			r.Spikes++
-			if lastSpike >= 0 {
-				gaps = append(gaps, float64(i-lastSpike))
-			}
-			lastSpike = i
+			spikes = append(spikes, i)
 			if sm.inGC[i]&inGC != 0 {
 				r.SpikesWithGC++
 			}
@@ -135,28 +130,66 @@ func (sm *Summarizer) Result(spikeFactor float64) RunSummary {
 	if sm.total > 0 {
 		r.GCShare = sm.inPause / sm.total
 	}
-	r.SpikePeriod = period(gaps)
+	r.SpikePeriod = period(spikes)
 	return r
 }
 
-// period returns the median gap when most gaps agree with it, else 0.
-func period(gaps []float64) float64 {
-	if len(gaps) < 3 {
+// period finds the spacing of spikes that recur regularly, tolerating
+// stray spikes (noise) among them. Each observed gap P of at least 3 steps
+// is tried as a lattice anchored at each spike (a spike fits within 5% of
+// P). A lattice counts when it holds at least 3 spikes, 2/3 of all spikes
+// fit it, and 2/3 of its points between the first and last hit are hit;
+// the one with the most hits wins (ties: closest to the median gap). 0
+// when no lattice counts.
+func period(spikes []int) float64 {
+	if len(spikes) < 3 {
 		return 0
 	}
-	sorted := slices.Clone(gaps)
-	slices.Sort(sorted)
-	med := Quantile(sorted, 0.5)
-	agree := 0
+	gaps := make([]float64, 0, len(spikes)-1)
+	for i := 1; i < len(spikes); i++ {
+		gaps = append(gaps, float64(spikes[i]-spikes[i-1]))
+	}
+	slices.Sort(gaps)
+	med := Quantile(gaps, 0.5)
+	bestP, bestHits := 0, 0
+	tried := map[int]bool{}
 	for _, g := range gaps {
-		if math.Abs(g-med) <= 0.15*med {
-			agree++
+		p := int(g)
+		if p < 3 || tried[p] {
+			continue
+		}
+		tried[p] = true
+		tol := max(1, p/20)
+		for _, anchor := range spikes {
+			hits := map[int]bool{}
+			fit, kmin, kmax := 0, math.MaxInt, math.MinInt
+			for _, s := range spikes {
+				d := s - anchor
+				k := int(math.Round(float64(d) / float64(p)))
+				if abs(d-k*p) <= tol {
+					fit++
+					hits[k] = true
+					kmin, kmax = min(kmin, k), max(kmax, k)
+				}
+			}
+			n := len(hits)
+			if n < 3 || 3*fit < 2*len(spikes) || 3*n < 2*(kmax-kmin+1) {
+				continue
+			}
+			closer := math.Abs(float64(p)-med) < math.Abs(float64(bestP)-med)
+			if n > bestHits || (n == bestHits && closer) {
+				bestP, bestHits = p, n
+			}
 		}
 	}
-	if 3*agree < 2*len(gaps) {
-		return 0
+	return float64(bestP)
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
 	}
-	return med
+	return x
 }
 
 // Quantile returns the q-quantile of sorted data by linear interpolation

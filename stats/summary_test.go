@@ -71,8 +71,26 @@ func TestSummarizeGen2AttributionAndUnscheduled(t *testing.T) {
 	if r.Unscheduled != 2 {
 		t.Errorf("unscheduled %d, want 2 (the young collection and the one between steps)", r.Unscheduled)
 	}
-	if r.SpikePeriod != 0 {
-		// gaps 20, 11, 9: not regular
-		t.Errorf("period %v, want 0 for irregular spikes", r.SpikePeriod)
+	if r.SpikePeriod != 20 {
+		// spikes at 19, 30, 39, 59: every 20 steps, with one stray
+		t.Errorf("period %v, want 20", r.SpikePeriod)
+	}
+}
+
+func TestPeriodToleratesStraySpikes(t *testing.T) {
+	for _, c := range []struct {
+		spikes []int
+		want   float64
+	}{
+		{[]int{38, 77, 116, 155, 193}, 39},         // the ascend case's gen-2 steps
+		{[]int{38, 77, 100, 116, 155, 193}, 39},    // plus one noise spike
+		{[]int{5, 38, 77, 100, 116, 155, 193}, 39}, // plus two
+		{[]int{3, 50, 52, 90, 170, 171}, 0},        // no regularity
+		{[]int{10, 20}, 0},                         // too few
+		{[]int{0, 40, 80, 121, 159, 200}, 40},      // jitter of a step
+	} {
+		if got := period(c.spikes); got != c.want {
+			t.Errorf("period(%v) = %v, want %v", c.spikes, got, c.want)
+		}
 	}
 }

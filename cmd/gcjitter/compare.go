@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gcjitter/gcjitter/report"
 	"github.com/gcjitter/gcjitter/results"
@@ -43,7 +44,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	alpha := fs.Float64("alpha", 0, "family-wise significance level (default: the cases' gate, else 0.05)")
 	spike := fs.Float64("spike-factor", 0, "results directories: a spike is a step above this many times its run's median (default: the case's)")
 	defFloor := fs.Float64("default-floor", 0.05, "floor of units that are not gcjitter metrics (foreign benchfmt)")
-	format := fs.String("format", "text", "output format: text")
+	format := fs.String("format", "text", "output format: text, markdown, json, junit or html")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: gcjitter compare [flags] OLD NEW
 
@@ -64,8 +65,8 @@ Exit status: 0 no regression, 1 a metric regressed, 2 bad input.
 		fmt.Fprintln(stderr, "usage: gcjitter compare [flags] OLD NEW")
 		return exitUsage
 	}
-	if *format != "text" {
-		fmt.Fprintf(stderr, "gcjitter compare: -format %q: only text is available in this version\n", *format)
+	if err := checkFormat(*format); err != nil {
+		fmt.Fprintf(stderr, "gcjitter compare: %v\n", err)
 		return exitUsage
 	}
 	if *alpha < 0 || *alpha >= 0.5 {
@@ -103,7 +104,22 @@ Exit status: 0 no regression, 1 a metric regressed, 2 bad input.
 		}
 		return exitUsage
 	}
-	report.Text(stdout, c)
+	d := &report.Doc{Kind: "compare", Title: "gcjitter compare", Generated: time.Now(), Comparison: c}
+	if isResultsDir(fs.Arg(1)) {
+		if m, err := results.ReadManifest(fs.Arg(1)); err == nil {
+			d.Manifest = m
+		}
+	}
+	if *format == "html" {
+		if err := attachSteps(d, fs.Args()...); err != nil {
+			fmt.Fprintf(stderr, "gcjitter compare: %v\n", err)
+			return exitUsage
+		}
+	}
+	if err := report.Render(stdout, *format, d); err != nil {
+		fmt.Fprintf(stderr, "gcjitter compare: %v\n", err)
+		return exitInfra
+	}
 	if c.Regressed() {
 		return exitRegression
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/gcjitter/gcjitter/cases"
 	"github.com/gcjitter/gcjitter/golden"
@@ -113,6 +114,7 @@ unchanged environment), 2 bad input or missing baseline, 3 infrastructure.
 	}
 	fmt.Fprintf(w, "\ngate: host class %s, baselines in %s\n", class, *dir)
 	old := results.NewData(filepath.Join(*dir, class))
+	var schedules []*golden.Result
 	for _, c := range cs {
 		g := goldens[c.Name]
 		path := golden.Path(*dir, class, c.Name)
@@ -126,6 +128,7 @@ unchanged environment), 2 bad input or missing baseline, 3 infrastructure.
 			return exitInfra
 		}
 		fmt.Fprintf(w, "\n%s", res.Text())
+		schedules = append(schedules, res)
 		if res.ScheduleFailed() {
 			failed = true
 		}
@@ -159,7 +162,17 @@ unchanged environment), 2 bad input or missing baseline, 3 infrastructure.
 		fmt.Fprintf(stderr, "gcjitter gate: writing the report: %v\n", err)
 		return exitInfra
 	}
-	fmt.Fprintf(stderr, "gcjitter gate: report in %s\n", filepath.Join(outDir, "gate.txt"))
+	d := &report.Doc{Kind: "gate", Title: "gcjitter gate: host class " + class, Generated: time.Now(),
+		Comparison: cmp, Schedules: schedules, Manifest: m}
+	if err := attachSteps(d, "", outDir); err != nil {
+		fmt.Fprintf(stderr, "gcjitter gate: %v\n", err)
+		return exitInfra
+	}
+	if _, err := writeReports(outDir, "gate", d, "markdown", "json", "junit", "html"); err != nil {
+		fmt.Fprintf(stderr, "gcjitter gate: writing the reports: %v\n", err)
+		return exitInfra
+	}
+	fmt.Fprintf(stderr, "gcjitter gate: reports in %s (gate.txt, .md, .json, .junit.xml, .html)\n", outDir)
 	switch {
 	case code != exitOK:
 		return code
@@ -257,7 +270,10 @@ func goldenUpdate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		case err != nil:
 			fmt.Fprintf(stdout, "%s: replacing an unreadable baseline (%v)\n", path, err)
 		default:
-			fmt.Fprintf(stdout, "%s: %s\n", path, strings.Join(describeChange(prev, g), "; "))
+			fmt.Fprintf(stdout, "%s:\n", path)
+			for _, line := range describeChange(prev, g) {
+				fmt.Fprintf(stdout, "  %s\n", line)
+			}
 		}
 		if _, err := g.Write(*dir); err != nil {
 			fmt.Fprintf(stderr, "gcjitter golden update: writing %s: %v\n", path, err)
@@ -498,9 +514,22 @@ virtualenvs, before and after a torch upgrade). Exit 1 when B regresses.
 	})
 	sides[0].Path, sides[1].Path = "A ("+describeSpec(*a)+")", "B ("+describeSpec(*b)+")"
 	cmp := results.Compare(sides[0], sides[1], results.CompareOptions{})
-	var text bytes.Buffer
-	report.Text(io.MultiWriter(stdout, &text), cmp)
-	if err := atomicfile.Write(filepath.Join(outDir, "ab.txt"), text.Bytes(), 0o644); err != nil {
+	report.Text(stdout, cmp)
+	d2 := &report.Doc{Kind: "ab", Title: "gcjitter ab: B against A", Generated: time.Now(), Comparison: cmp, Manifest: m}
+	if steps, err := results.LoadSteps(outDir); err == nil {
+		d2.Steps = map[string][2]*results.Steps{}
+		for bench, s := range steps {
+			prefix, variant, _ := strings.Cut(bench, "/variant=")
+			side, name := 0, strings.TrimPrefix(variant, "a.")
+			if rest, ok := strings.CutPrefix(variant, "b."); ok {
+				side, name = 1, rest
+			}
+			pair := d2.Steps[prefix+"/variant="+name]
+			pair[side] = s
+			d2.Steps[prefix+"/variant="+name] = pair
+		}
+	}
+	if _, err := writeReports(outDir, "ab", d2, "text", "markdown", "json", "junit", "html"); err != nil {
 		fmt.Fprintf(stderr, "gcjitter ab: %v\n", err)
 		return exitInfra
 	}

@@ -7,6 +7,7 @@
 //	gcjitter gate [flags] [case ...]        run and check against baselines
 //	gcjitter golden update|show|diff ...    manage baselines
 //	gcjitter ab -a SPEC -b SPEC case ...    A/B of two environments
+//	gcjitter report [-format F] RESULTS [NEW] render a report
 //	gcjitter cases list|show NAME          the built-in suite
 //	gcjitter worker [flags]      run one worker process and summarise its records
 //	gcjitter worker -script      print the embedded worker program
@@ -49,6 +50,7 @@ commands:
   compare    compare two results (directories or benchfmt files); exit 1 on a regression
   gate       run and check against golden/<host-class>/ baselines; exit 1 on a regression
   golden     manage baselines: golden update [case ...] | show CASE | diff OLD NEW
+  report     render results or a comparison: text, markdown, json, junit, html
   ab         interleaved A/B of two environments (-a SPEC -b SPEC case ...); exit 1 when B regresses
   cases      list the built-in cases, or show one (cases list | cases show NAME)
   worker     run one worker process and summarise its records
@@ -76,6 +78,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdGolden(ctx, args[1:], stdout, stderr)
 	case "ab":
 		return cmdAB(ctx, args[1:], stdout, stderr)
+	case "report":
+		return cmdReport(args[1:], stdout, stderr)
 	case "worker":
 		return cmdWorker(ctx, args[1:], stdout, stderr)
 	case "version":

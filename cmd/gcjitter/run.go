@@ -14,6 +14,7 @@ import (
 
 	"github.com/gcjitter/gcjitter/bench"
 	"github.com/gcjitter/gcjitter/cases"
+	"github.com/gcjitter/gcjitter/report"
 	"github.com/gcjitter/gcjitter/results"
 	"github.com/gcjitter/gcjitter/runner"
 	"github.com/gcjitter/gcjitter/stats"
@@ -139,11 +140,17 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "gcjitter run: %v\n", err)
 		return exitUsage
 	}
-	m, _, code := execute(ctx, &f, cs, stderr)
+	m, dir, code := execute(ctx, &f, cs, stderr)
 	if m == nil {
 		return code
 	}
 	printRunSummary(stdout, m)
+	d := &report.Doc{Kind: "run", Title: "gcjitter run: " + dir, Generated: time.Now(), Manifest: m}
+	if err := attachSteps(d, dir); err == nil {
+		if _, err := writeReports(dir, "report", d, "html"); err != nil {
+			fmt.Fprintf(stderr, "gcjitter run: writing report.html: %v\n", err)
+		}
+	}
 	if *check && !checkExpectations(stdout, cs, m) && code == exitOK {
 		code = exitRegression
 	}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gcjitter/gcjitter/internal/atomicfile"
+	"github.com/gcjitter/gcjitter/report"
+	"github.com/gcjitter/gcjitter/results"
+)
+
+// isResultsDir reports whether path is a gcjitter results directory.
+func isResultsDir(path string) bool {
+	_, err := os.Stat(filepath.Join(path, results.ManifestFile))
+	return err == nil
+}
+
+// attachSteps loads the step series of the sides that are results
+// directories, for the HTML charts.
+func attachSteps(d *report.Doc, paths ...string) error {
+	d.Steps = map[string][2]*results.Steps{}
+	for i, p := range paths {
+		if p == "" || !isResultsDir(p) {
+			continue
+		}
+		steps, err := results.LoadSteps(p)
+		if err != nil {
+			return err
+		}
+		side := i
+		if len(paths) == 1 {
+			side = 0
+		}
+		for bench, s := range steps {
+			pair := d.Steps[bench]
+			pair[side] = s
+			d.Steps[bench] = pair
+		}
+	}
+	return nil
+}
+
+// writeReports writes d into dir as base.<ext> for each format, atomically.
+func writeReports(dir, base string, d *report.Doc, formats ...string) ([]string, error) {
+	var paths []string
+	for _, f := range formats {
+		var b bytes.Buffer
+		if err := report.Render(&b, f, d); err != nil {
+			return paths, err
+		}
+		path := filepath.Join(dir, base+report.Ext(f))
+		if err := atomicfile.Write(path, b.Bytes(), 0o644); err != nil {
+			return paths, err
+		}
+		paths = append(paths, path)
+	}
+	return paths, nil
+}
+
+func checkFormat(format string) error {
+	if !slices.Contains(report.Formats, format) {
+		return fmt.Errorf("-format %q: want one of %s", format, strings.Join(report.Formats, ", "))
+	}
+	return nil
+}
+
+func cmdReport(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("gcjitter report", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	format := fs.String("format", "html", "text, markdown, json, junit or html")
+	out := fs.String("o", "", "write to this file (default: standard output)")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `usage: gcjitter report [-format F] [-o FILE] RESULTS [NEW]
+
+Renders one results directory (its runs: step series, quantiles,
+histograms, environment), or the comparison of two inputs (results
+directories or benchfmt files) like gcjitter compare.
+
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() < 1 || fs.NArg() > 2 {
+		fs.Usage()
+		return exitUsage
+	}
+	if err := checkFormat(*format); err != nil {
+		fmt.Fprintf(stderr, "gcjitter report: %v\n", err)
+		return exitUsage
+	}
+	d := &report.Doc{Kind: "run", Generated: time.Now(), Title: "gcjitter: " + strings.Join(fs.Args(), " vs ")}
+	last := fs.Arg(fs.NArg() - 1)
+	if isResultsDir(last) {
+		m, err := results.ReadManifest(last)
+		if err != nil {
+			fmt.Fprintf(stderr, "gcjitter report: %v\n", err)
+			return exitUsage
+		}
+		d.Manifest = m
+	} else if fs.NArg() == 1 {
+		fmt.Fprintf(stderr, "gcjitter report: %s is not a results directory; give two inputs to compare benchfmt files\n", last)
+		return exitUsage
+	}
+	if fs.NArg() == 2 {
+		d.Kind = "compare"
+		var sides [2]*results.Data
+		for i, p := range fs.Args() {
+			data, err := results.Load(p, 0)
+			if err != nil {
+				fmt.Fprintf(stderr, "gcjitter report: %v\n", err)
+				return exitUsage
+			}
+			sides[i] = data
+		}
+		d.Comparison = results.Compare(sides[0], sides[1], results.CompareOptions{})
+	}
+	if *format == "html" {
+		if err := attachSteps(d, fs.Args()...); err != nil {
+			fmt.Fprintf(stderr, "gcjitter report: %v\n", err)
+			return exitUsage
+		}
+	}
+	var b bytes.Buffer
+	if err := report.Render(&b, *format, d); err != nil {
+		fmt.Fprintf(stderr, "gcjitter report: %v\n", err)
+		return exitInfra
+	}
+	if *out == "" {
+		stdout.Write(b.Bytes())
+		return exitOK
+	}
+	if err := atomicfile.Write(*out, b.Bytes(), 0o644); err != nil {
+		fmt.Fprintf(stderr, "gcjitter report: %v\n", err)
+		return exitInfra
+	}
+	return exitOK
+}

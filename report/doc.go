@@ -1,0 +1,52 @@
+package report
+
+import (
+	"time"
+
+	"github.com/gcjitter/gcjitter/golden"
+	"github.com/gcjitter/gcjitter/results"
+	"github.com/gcjitter/gcjitter/stats"
+)
+
+// Doc is everything a report can show: a comparison (compare, gate, ab),
+// the GC-schedule layer of a gate, the runs that failed, and, for HTML, the
+// step series of each side.
+type Doc struct {
+	Kind      string // run, compare, gate or ab
+	Title     string
+	Generated time.Time
+	// Comparison is nil for the report of a plain run.
+	Comparison *results.Comparison
+	// Schedules are a gate's exact GC-schedule checks.
+	Schedules []*golden.Result
+	// Manifest is the newest run's manifest: environment, host facts,
+	// failed runs. Nil for a comparison of plain benchfmt files.
+	Manifest *results.Manifest
+	// Steps, for HTML: per benchmark, the step series of each side
+	// (index 0 old, 1 new; a plain run has only 1).
+	Steps map[string][2]*results.Steps
+}
+
+// Counts tallies the verdicts.
+func (d *Doc) Counts() map[stats.Verdict]int {
+	n := map[stats.Verdict]int{}
+	if d.Comparison != nil {
+		for _, r := range d.Comparison.Rows {
+			n[r.Verdict]++
+		}
+	}
+	return n
+}
+
+// FailedRuns are the runs that crashed, hung or were interrupted.
+func (d *Doc) FailedRuns() []*results.Run {
+	var out []*results.Run
+	if d.Manifest != nil {
+		for _, r := range d.Manifest.Runs {
+			if r.Status == results.StatusFailed || r.Status == results.StatusInterrupted {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}

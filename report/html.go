@@ -1,0 +1,404 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"image/color"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/gcjitter/gcjitter/results"
+	"github.com/gcjitter/gcjitter/stats"
+)
+
+// SeriesPoints bounds the points of a step-time series plot. Longer runs
+// are cut into this many buckets and each bucket drawn by its minimum and
+// maximum, so every spike survives: a spike is its bucket's maximum.
+const SeriesPoints = 1500
+
+var (
+	colorOld  = color.RGBA{R: 90, G: 110, B: 160, A: 255}
+	colorNew  = color.RGBA{R: 230, G: 120, B: 30, A: 255}
+	colorGen2 = color.RGBA{R: 200, G: 20, B: 20, A: 255}
+	colorGen1 = color.RGBA{R: 150, G: 60, B: 190, A: 255}
+	colorGen0 = color.RGBA{R: 120, G: 120, B: 120, A: 255}
+)
+
+// HTML writes one self-contained page: inline SVG charts drawn with
+// gonum/plot, inline CSS, no network access and no external script.
+func HTML(w io.Writer, d *Doc) error {
+	page := htmlPage{Doc: d, Counts: map[string]int{}}
+	for v, n := range d.Counts() {
+		page.Counts[string(v)] = n
+	}
+	if c := d.Comparison; c != nil {
+		for _, r := range c.Rows {
+			page.Rows = append(page.Rows, htmlRow{Bench: r.Bench, Metric: r.Metric, Old: fmtEst(r.OldEst, r.Unit, r.Exact),
+				New: fmtEst(r.NewEst, r.Unit, r.Exact), Change: fmtChange(r), P: fmtP(r), N: fmt.Sprintf("%d+%d", len(r.Old), len(r.New)),
+				Verdict: string(r.Verdict), VerdictText: fmtVerdict(r), Reason: r.Reason})
+		}
+	}
+	labels := [2]string{"old", "new"}
+	if d.Comparison == nil {
+		labels = [2]string{"runs", ""}
+	}
+	for _, bench := range benchOrder(d) {
+		sides := d.Steps[bench]
+		sec := htmlSection{Bench: bench}
+		for i, s := range sides {
+			if s == nil || len(s.Runs) == 0 {
+				continue
+			}
+			svg, err := seriesSVG(fmt.Sprintf("%s: step time of run 1 of %d", labels[i], len(s.Runs)), s, sideColor(i))
+			if err != nil {
+				return err
+			}
+			sec.Charts = append(sec.Charts, svg)
+		}
+		if q, err := quantileSVG(sides, labels); err != nil {
+			return err
+		} else if q != "" {
+			sec.Charts = append(sec.Charts, q)
+		}
+		if h, err := histogramSVG(sides, labels); err != nil {
+			return err
+		} else if h != "" {
+			sec.Charts = append(sec.Charts, h)
+		}
+		page.Sections = append(page.Sections, sec)
+	}
+	if m := d.Manifest; m != nil {
+		h := m.Host
+		page.Facts = append(page.Facts, [2]string{"host", fmt.Sprintf("%s: %s, %d CPUs, load %.2f", h.Hostname, h.CPUModel, h.CPUs, h.LoadAvg)})
+		if h.Governor != "" || h.Turbo != "" {
+			page.Facts = append(page.Facts, [2]string{"cpu frequency", fmt.Sprintf("governor %s, turbo %s", orDash(h.Governor), orDash(h.Turbo))})
+		}
+		for _, g := range h.GPUs {
+			page.Facts = append(page.Facts, [2]string{"accelerator", g})
+		}
+		for _, warn := range h.Warnings {
+			page.Facts = append(page.Facts, [2]string{"warning", warn})
+		}
+		page.Facts = append(page.Facts, [2]string{"interpreter", m.Python + " (" + m.PythonFrom + ")"}, [2]string{"gcjitter", m.Tool})
+		seen := map[string]bool{}
+		for _, r := range m.Runs {
+			if r.Meta == nil {
+				continue
+			}
+			env := fmt.Sprintf("python %s (%s), torch %s, %s %s", r.Meta.Python, r.Meta.Build, orDash(r.Meta.Torch), r.Meta.Device, r.Meta.DevName)
+			if !seen[env] {
+				seen[env] = true
+				page.Facts = append(page.Facts, [2]string{"environment", env})
+			}
+		}
+	}
+	var buf bytes.Buffer
+	if err := htmlTemplate.Execute(&buf, page); err != nil {
+		return err
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func sideColor(i int) color.Color {
+	if i == 0 {
+		return colorOld
+	}
+	return colorNew
+}
+
+// benchOrder lists the benchmarks with step data, in comparison order.
+func benchOrder(d *Doc) []string {
+	var out []string
+	if d.Comparison != nil {
+		for _, r := range d.Comparison.Rows {
+			if _, ok := d.Steps[r.Bench]; ok && !slices.Contains(out, r.Bench) {
+				out = append(out, r.Bench)
+			}
+		}
+	}
+	var rest []string
+	for b := range d.Steps {
+		if !slices.Contains(out, b) {
+			rest = append(rest, b)
+		}
+	}
+	slices.Sort(rest)
+	return append(out, rest...)
+}
+
+type htmlPage struct {
+	*Doc
+	Counts   map[string]int
+	Rows     []htmlRow
+	Sections []htmlSection
+	Facts    [][2]string
+}
+
+type htmlRow struct {
+	Bench, Metric, Old, New, Change, P, N, Verdict, VerdictText, Reason string
+}
+
+type htmlSection struct {
+	Bench  string
+	Charts []template.HTML
+}
+
+// svgOf renders a plot as inline SVG (without its XML prolog).
+func svgOf(p *plot.Plot, w, h vg.Length) (template.HTML, error) {
+	wt, err := p.WriterTo(w, h, "svg")
+	if err != nil {
+		return "", err
+	}
+	var b bytes.Buffer
+	if _, err := wt.WriteTo(&b); err != nil {
+		return "", err
+	}
+	s := b.String()
+	if i := strings.Index(s, "<svg"); i >= 0 {
+		s = s[i:]
+	}
+	return template.HTML(s), nil // generated by gonum/plot from numbers only
+}
+
+// seriesSVG draws run 1's step times, downsampled by buckets of min and
+// max, with the steps that contain a collection marked by generation.
+func seriesSVG(title string, s *results.Steps, c color.Color) (template.HTML, error) {
+	durs, gcs := s.Runs[0], s.GC[0]
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "step"
+	p.Y.Label.Text = "step time (ms)"
+	line, marks := downsample(durs, gcs, SeriesPoints)
+	l, err := plotter.NewLine(line)
+	if err != nil {
+		return "", err
+	}
+	l.Color = c
+	l.Width = vg.Points(0.7)
+	p.Add(l)
+	p.Legend.Top = true
+	for g := 2; g >= 0; g-- {
+		if len(marks[g]) == 0 {
+			continue
+		}
+		sc, err := plotter.NewScatter(marks[g])
+		if err != nil {
+			return "", err
+		}
+		sc.GlyphStyle.Color = []color.Color{colorGen0, colorGen1, colorGen2}[g]
+		sc.GlyphStyle.Radius = vg.Points([]float64{1.2, 2, 2.6}[g])
+		sc.GlyphStyle.Shape = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.TriangleGlyph{}, draw.CircleGlyph{}}[g]
+		p.Add(sc)
+		p.Legend.Add(fmt.Sprintf("gen-%d collection", g), sc)
+	}
+	return svgOf(p, 9*vg.Inch, 2.6*vg.Inch)
+}
+
+// downsample keeps at most about 2*points line points (each bucket's min
+// and max, in step order) and one marker per bucket and generation, at the
+// bucket's slowest step with that collection. Short runs are drawn whole.
+func downsample(durs []float64, gcs []uint8, points int) (plotter.XYs, [3]plotter.XYs) {
+	var line plotter.XYs
+	var marks [3]plotter.XYs
+	k := max(1, (len(durs)+points-1)/points)
+	for start := 0; start < len(durs); start += k {
+		end := min(start+k, len(durs))
+		lo, hi := start, start
+		var best [3]int
+		for g := range best {
+			best[g] = -1
+		}
+		for i := start; i < end; i++ {
+			if durs[i] < durs[lo] {
+				lo = i
+			}
+			if durs[i] > durs[hi] {
+				hi = i
+			}
+			for g := range 3 {
+				if gcs[i]&results.GenBit(g) != 0 && (best[g] < 0 || durs[i] > durs[best[g]]) {
+					best[g] = i
+				}
+			}
+		}
+		for _, i := range sortedPair(lo, hi) {
+			line = append(line, plotter.XY{X: float64(i), Y: durs[i] / 1e6})
+		}
+		for g := range 3 {
+			// Young collections are everywhere in long runs: mark them only
+			// when the run is drawn whole.
+			if best[g] >= 0 && (g > 0 || k == 1) {
+				marks[g] = append(marks[g], plotter.XY{X: float64(best[g]), Y: durs[best[g]] / 1e6})
+			}
+		}
+	}
+	return line, marks
+}
+
+func sortedPair(a, b int) []int {
+	switch {
+	case a == b:
+		return []int{a}
+	case a < b:
+		return []int{a, b}
+	}
+	return []int{b, a}
+}
+
+// quantileSVG draws each side's pooled step-time quantiles against the
+// number of nines (0.9 is 1, 0.99 is 2): the tail gets as much room as
+// the body.
+func quantileSVG(sides [2]*results.Steps, labels [2]string) (template.HTML, error) {
+	p := plot.New()
+	p.Title.Text = "step-time quantiles, all runs pooled (x: nines; 1 = p90, 2 = p99, 3 = p99.9)"
+	p.X.Label.Text = "-log10(1 - q)"
+	p.Y.Label.Text = "step time (ms)"
+	p.Legend.Top = true
+	p.Legend.Left = true
+	drawn := false
+	for i, s := range sides {
+		sorted := pooledSorted(s)
+		if len(sorted) < 2 {
+			continue
+		}
+		maxX := math.Log10(float64(len(sorted)))
+		var pts plotter.XYs
+		for j := 0; j <= 400; j++ {
+			x := maxX * float64(j) / 400
+			q := 1 - math.Pow(10, -x)
+			pts = append(pts, plotter.XY{X: x, Y: stats.Quantile(sorted, q) / 1e6})
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return "", err
+		}
+		l.Color = sideColor(i)
+		l.Width = vg.Points(1.4)
+		p.Add(l)
+		p.Legend.Add(fmt.Sprintf("%s (%d steps)", labels[i], len(sorted)), l)
+		drawn = true
+	}
+	if !drawn {
+		return "", nil
+	}
+	return svgOf(p, 9*vg.Inch, 3*vg.Inch)
+}
+
+// histogramSVG draws each side's step-time histogram up to the pooled
+// 99.9th percentile (the tail is in the quantile chart).
+func histogramSVG(sides [2]*results.Steps, labels [2]string) (template.HTML, error) {
+	var all []float64
+	for _, s := range sides {
+		all = append(all, pooledSorted(s)...)
+	}
+	if len(all) < 2 {
+		return "", nil
+	}
+	slices.Sort(all)
+	lo, hi := all[0]/1e6, stats.Quantile(all, 0.999)/1e6
+	if hi <= lo {
+		hi = lo + 1e-3
+	}
+	const bins = 60
+	p := plot.New()
+	p.Title.Text = "step-time histogram (share of steps; up to the pooled p99.9)"
+	p.X.Label.Text = "step time (ms)"
+	p.Y.Label.Text = "share of steps"
+	p.Legend.Top = true
+	for i, s := range sides {
+		sorted := pooledSorted(s)
+		if len(sorted) == 0 {
+			continue
+		}
+		counts := make([]float64, bins)
+		for _, v := range sorted {
+			b := int((v/1e6 - lo) / (hi - lo) * bins)
+			if b >= 0 && b < bins {
+				counts[b]++
+			}
+		}
+		var pts plotter.XYs
+		for b, n := range counts {
+			x0 := lo + (hi-lo)*float64(b)/bins
+			x1 := lo + (hi-lo)*float64(b+1)/bins
+			y := n / float64(len(sorted))
+			pts = append(pts, plotter.XY{X: x0, Y: y}, plotter.XY{X: x1, Y: y})
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return "", err
+		}
+		l.Color = sideColor(i)
+		l.Width = vg.Points(1.2)
+		p.Add(l)
+		p.Legend.Add(labels[i], l)
+	}
+	return svgOf(p, 9*vg.Inch, 2.6*vg.Inch)
+}
+
+func pooledSorted(s *results.Steps) []float64 {
+	if s == nil {
+		return nil
+	}
+	var all []float64
+	for _, r := range s.Runs {
+		all = append(all, r...)
+	}
+	slices.Sort(all)
+	return all
+}
+
+var htmlTemplate = template.Must(template.New("report").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>
+<style>
+body { font: 14px/1.45 system-ui, sans-serif; margin: 24px auto; max-width: 1200px; color: #222; padding: 0 16px; }
+h1 { font-size: 22px; } h2 { font-size: 17px; margin-top: 32px; border-bottom: 1px solid #ddd; }
+.banner { padding: 10px 14px; border-radius: 6px; margin: 12px 0; font-weight: 600; }
+.pass { background: #e8f5e9; } .fail { background: #fdecea; }
+table { border-collapse: collapse; width: 100%; font-size: 13px; }
+th, td { border-bottom: 1px solid #eee; padding: 4px 8px; text-align: right; white-space: nowrap; }
+th:first-child, td:first-child, td.l { text-align: left; }
+td.regressed { background: #fdecea; font-weight: 600; } td.improved { background: #e8f5e9; }
+td.unknown { color: #8a6d00; } .reason { color: #555; white-space: normal; text-align: left; font-size: 12px; }
+figure { margin: 8px 0 18px; } svg { max-width: 100%; height: auto; }
+.facts td { text-align: left; white-space: normal; } code { background: #f4f4f4; padding: 1px 4px; }
+</style></head>
+<body data-ready="0">
+<h1>{{.Title}}</h1>
+<p>generated {{.Generated.Format "2006-01-02 15:04:05 MST"}} by gcjitter ({{.Kind}})</p>
+{{if .Comparison}}<div class="banner {{if index .Counts "regressed"}}fail{{else}}pass{{end}}">
+{{index .Counts "regressed"}} regressed · {{index .Counts "improved"}} improved · {{index .Counts "same"}} same · {{index .Counts "unknown"}} unknown</div>
+<p>old: <code>{{.Comparison.Old.Path}}</code> · new: <code>{{.Comparison.New.Path}}</code> · runs are the statistical unit; change: Hodges-Lehmann shift with its 95% interval; p: Mann-Whitney U, Holm-adjusted (family-wise alpha {{.Comparison.Alpha}})</p>{{end}}
+{{range .Schedules}}<h2>GC schedule: {{.Golden.Case}}</h2><pre>{{.Text}}</pre>{{end}}
+{{with .FailedRuns}}<h2>Runs that did not complete</h2><table><tr><th>run</th><th>status</th><th>reason</th></tr>
+{{range .}}<tr><td>{{.ID}}</td><td>{{.Status}}</td><td class="reason">{{.Reason}}</td></tr>{{end}}</table>{{end}}
+{{if .Rows}}<h2>Verdicts</h2>
+<table><tr><th>benchmark</th><th>metric</th><th>old</th><th>new</th><th>change [95% CI]</th><th>p</th><th>n</th><th>verdict</th></tr>
+{{range .Rows}}<tr title="{{.Reason}}"><td>{{.Bench}}</td><td class="l">{{.Metric}}</td><td>{{.Old}}</td><td>{{.New}}</td><td>{{.Change}}</td><td>{{.P}}</td><td>{{.N}}</td><td class="{{.Verdict}}">{{.VerdictText}}</td></tr>
+{{if or (eq .Verdict "regressed") (eq .Verdict "improved")}}<tr><td></td><td colspan="7" class="reason">{{.Reason}}</td></tr>{{end}}{{end}}</table>
+{{with .Comparison.Notes}}<h3>Notes</h3><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}{{end}}
+{{range .Sections}}<h2>{{.Bench}}</h2>
+{{range .Charts}}<figure>{{.}}</figure>{{end}}{{end}}
+{{if .Sections}}<p class="reason">Series: each bucket of steps is drawn by its fastest and slowest step, so every spike shows; steps containing a collection are marked by generation (young collections only when the run is drawn whole). These runs are single-rank: there is no per-rank view.</p>{{end}}
+{{with .Facts}}<h2>Environment and host</h2><table class="facts">{{range .}}<tr><td>{{index . 0}}</td><td>{{index . 1}}</td></tr>{{end}}</table>{{end}}
+<script>document.body.dataset.ready = "1";</script>
+</body></html>
+`))

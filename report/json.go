@@ -1,0 +1,126 @@
+package report
+
+import (
+	"encoding/json"
+	"io"
+	"math"
+
+	"github.com/gcjitter/gcjitter/stats"
+)
+
+// JSONSchema is the version of the JSON report (docs/reports.md).
+const JSONSchema = 1
+
+type jsonDoc struct {
+	Schema    int            `json:"schema"`
+	Kind      string         `json:"kind"`
+	Title     string         `json:"title"`
+	Generated string         `json:"generated"`
+	Old       string         `json:"old,omitempty"`
+	New       string         `json:"new,omitempty"`
+	Alpha     float64        `json:"alpha,omitempty"`
+	Verdicts  map[string]int `json:"verdicts"`
+	Notes     []string       `json:"notes"`
+	Rows      []jsonRow      `json:"rows"`
+	Schedules []jsonSchedule `json:"schedules,omitempty"`
+	Failed    []jsonFailed   `json:"failed_runs"`
+}
+
+type jsonEst struct {
+	Center *float64  `json:"center"`
+	Lo     *float64  `json:"lo"` // null: no finite bound
+	Hi     *float64  `json:"hi"`
+	N      int       `json:"n"`
+	Values []float64 `json:"values"`
+}
+
+type jsonRow struct {
+	Bench      string   `json:"bench"`
+	Metric     string   `json:"metric"`
+	Unit       string   `json:"unit"`
+	Better     string   `json:"better"`
+	Exact      bool     `json:"exact"`
+	Old        jsonEst  `json:"old"`
+	New        jsonEst  `json:"new"`
+	Change     *float64 `json:"change"` // relative: 0.05 is +5%
+	ChangeLo   *float64 `json:"change_lo"`
+	ChangeHi   *float64 `json:"change_hi"`
+	P          *float64 `json:"p"`
+	PAdjusted  *float64 `json:"p_adjusted"`
+	Floor      float64  `json:"floor"`
+	Verdict    string   `json:"verdict"`
+	Reason     string   `json:"reason"`
+	RunsNeeded int      `json:"runs_needed,omitempty"`
+	Warnings   []string `json:"warnings"`
+}
+
+type jsonSchedule struct {
+	Case       string              `json:"case"`
+	Baseline   string              `json:"baseline"`
+	EnvChanges []string            `json:"environment_changes"`
+	Failed     bool                `json:"failed"`
+	Changes    map[string][]string `json:"changes"` // variant -> diff lines
+	Notes      []string            `json:"notes"`
+}
+
+type jsonFailed struct {
+	ID     string `json:"id"`
+	Status string `json:"status"`
+	Reason string `json:"reason"`
+	Stderr string `json:"stderr_tail,omitempty"`
+}
+
+// finite is nil for NaN and infinities, which JSON cannot hold.
+func finite(f float64) *float64 {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil
+	}
+	return &f
+}
+
+// JSON writes the versioned machine-readable report: every figure the text
+// shows, with the verdict reasons.
+func JSON(w io.Writer, d *Doc) error {
+	out := jsonDoc{Schema: JSONSchema, Kind: d.Kind, Title: d.Title, Generated: d.Generated.UTC().Format("2006-01-02T15:04:05Z"),
+		Verdicts: map[string]int{}, Notes: []string{}, Rows: []jsonRow{}, Failed: []jsonFailed{}}
+	for v, n := range d.Counts() {
+		out.Verdicts[string(v)] = n
+	}
+	for _, v := range []stats.Verdict{stats.Regressed, stats.Improved, stats.Same, stats.Unknown} {
+		out.Verdicts[string(v)] += 0
+	}
+	if c := d.Comparison; c != nil {
+		out.Old, out.New, out.Alpha = c.Old.Path, c.New.Path, c.Alpha
+		out.Notes = append(out.Notes, c.Notes...)
+		for _, r := range c.Rows {
+			better := "lower"
+			if r.Better > 0 {
+				better = "higher"
+			}
+			row := jsonRow{Bench: r.Bench, Metric: r.Metric, Unit: r.Unit, Better: better, Exact: r.Exact,
+				Old: est(r.OldEst, r.Old), New: est(r.NewEst, r.New),
+				Change: finite(r.Change), ChangeLo: finite(r.ChangeLo), ChangeHi: finite(r.ChangeHi),
+				P: finite(r.P), PAdjusted: finite(r.PAdj), Floor: r.Floor, Verdict: string(r.Verdict), Reason: r.Reason,
+				RunsNeeded: r.RunsNeeded, Warnings: append([]string{}, r.Warnings...)}
+			out.Rows = append(out.Rows, row)
+		}
+	}
+	for _, s := range d.Schedules {
+		js := jsonSchedule{Case: s.Golden.Case, Baseline: s.Path, EnvChanges: append([]string{}, s.EnvChanges...),
+			Failed: s.ScheduleFailed(), Changes: map[string][]string{}, Notes: append([]string{}, s.Notes...)}
+		for _, c := range s.Schedule {
+			js.Changes[c.Variant] = c.Lines
+		}
+		out.Schedules = append(out.Schedules, js)
+	}
+	for _, r := range d.FailedRuns() {
+		out.Failed = append(out.Failed, jsonFailed{ID: r.ID, Status: r.Status, Reason: r.Reason, Stderr: r.StderrTail})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+func est(e stats.Estimate, values []float64) jsonEst {
+	return jsonEst{Center: finite(e.Center), Lo: finite(e.Lo), Hi: finite(e.Hi), N: e.N, Values: append([]float64{}, values...)}
+}

@@ -1,0 +1,91 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/gcjitter/gcjitter/stats"
+)
+
+// Markdown writes a report for a CI step summary or a pull-request
+// comment: the verdicts that matter first, then the tables.
+func Markdown(w io.Writer, d *Doc) {
+	n := d.Counts()
+	fmt.Fprintf(w, "## %s\n\n", d.Title)
+	status := "✅ no regression"
+	if n[stats.Regressed] > 0 || scheduleFailed(d) {
+		status = "❌ regression"
+	}
+	if len(d.FailedRuns()) > 0 {
+		status += fmt.Sprintf(", ⚠️ %d runs failed", len(d.FailedRuns()))
+	}
+	fmt.Fprintf(w, "**%s** — %d regressed, %d improved, %d same, %d unknown\n\n",
+		status, n[stats.Regressed], n[stats.Improved], n[stats.Same], n[stats.Unknown])
+	for _, s := range d.Schedules {
+		switch {
+		case len(s.Schedule) == 0:
+			fmt.Fprintf(w, "- GC schedule of `%s`: unchanged\n", s.Golden.Case)
+		case s.ScheduleFailed():
+			fmt.Fprintf(w, "- ❌ GC schedule of `%s` changed in the same environment:\n", s.Golden.Case)
+		default:
+			fmt.Fprintf(w, "- GC schedule of `%s` changed with the environment (%s):\n", s.Golden.Case, strings.Join(s.EnvChanges, ", "))
+		}
+		for _, c := range s.Schedule {
+			fmt.Fprintf(w, "  - `%s`: %s\n", c.Variant, strings.Join(c.Lines, "; "))
+		}
+	}
+	for _, r := range d.FailedRuns() {
+		fmt.Fprintf(w, "- ⚠️ run `%s` %s: %s\n", r.ID, r.Status, mdEscape(r.Reason))
+	}
+	if c := d.Comparison; c != nil {
+		for _, v := range []stats.Verdict{stats.Regressed, stats.Improved} {
+			for _, r := range c.Rows {
+				if r.Verdict == v {
+					fmt.Fprintf(w, "- **%s** `%s` %s: %s\n", v, r.Bench, r.Metric, mdEscape(r.Reason))
+				}
+			}
+		}
+		fmt.Fprintf(w, "\nold: `%s` · new: `%s` · runs are the unit; p: Mann-Whitney U, Holm-adjusted (alpha %g)\n", c.Old.Path, c.New.Path, c.Alpha)
+		bench := ""
+		for _, r := range c.Rows {
+			if r.Bench != bench {
+				bench = r.Bench
+				fmt.Fprintf(w, "\n### `%s`\n\n| metric | old | new | change [95%% CI] | p | n | verdict |\n|---|---|---|---|---|---|---|\n", bench)
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d+%d | %s |\n", r.Metric, fmtEst(r.OldEst, r.Unit, r.Exact), fmtEst(r.NewEst, r.Unit, r.Exact),
+				fmtChange(r), fmtP(r), len(r.Old), len(r.New), verdictMark(r))
+		}
+		if len(c.Notes) > 0 {
+			fmt.Fprintln(w, "\n<details><summary>notes</summary>")
+			fmt.Fprintln(w)
+			for _, note := range c.Notes {
+				fmt.Fprintf(w, "- %s\n", mdEscape(note))
+			}
+			fmt.Fprintln(w, "\n</details>")
+		}
+	}
+}
+
+func scheduleFailed(d *Doc) bool {
+	for _, s := range d.Schedules {
+		if s.ScheduleFailed() {
+			return true
+		}
+	}
+	return false
+}
+
+func verdictMark(r *stats.Row) string {
+	switch r.Verdict {
+	case stats.Regressed:
+		return "❌ regressed"
+	case stats.Improved:
+		return "✅ improved"
+	}
+	return fmtVerdict(r)
+}
+
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", "\\|", "\n", " ", "<", "&lt;").Replace(s)
+}

@@ -1,0 +1,49 @@
+package report
+
+import (
+	"fmt"
+	"io"
+)
+
+// Formats are the report formats (the -format flag's contract).
+var Formats = []string{"text", "markdown", "json", "junit", "html"}
+
+// Render writes d in format.
+func Render(w io.Writer, format string, d *Doc) error {
+	switch format {
+	case "text":
+		if d.Comparison != nil {
+			for _, s := range d.Schedules {
+				fmt.Fprintln(w, s.Text())
+			}
+			Text(w, d.Comparison)
+		}
+		for _, r := range d.FailedRuns() {
+			fmt.Fprintf(w, "run %s %s: %s\n", r.ID, r.Status, r.Reason)
+		}
+		return nil
+	case "markdown":
+		Markdown(w, d)
+		return nil
+	case "json":
+		return JSON(w, d)
+	case "junit":
+		return JUnit(w, d)
+	case "html":
+		return HTML(w, d)
+	}
+	return fmt.Errorf("unknown format %q (want text, markdown, json, junit or html)", format)
+}
+
+// Ext is the file extension of a format.
+func Ext(format string) string {
+	switch format {
+	case "markdown":
+		return ".md"
+	case "junit":
+		return ".junit.xml"
+	case "text":
+		return ".txt"
+	}
+	return "." + format
+}

@@ -1,0 +1,246 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gcjitter/gcjitter/golden"
+	"github.com/gcjitter/gcjitter/results"
+	"github.com/gcjitter/gcjitter/stats"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+// fixture is a fixed comparison with every verdict: a p99 regression, an
+// improved median, an exact schedule change, same and unknown metrics, a
+// failed run and a gate's schedule diff.
+func fixture() *Doc {
+	old, new := results.NewData("old"), results.NewData("new")
+	rng := rand.New(rand.NewPCG(1, 2))
+	const a, b = "GCJitter/case=demo/variant=default", "GCJitter/case=demo/variant=manual:50"
+	for range 10 {
+		noise := func() float64 { return 1 + 0.01*rng.NormFloat64() }
+		old.AddIters(a, 2000)
+		new.AddIters(a, 2000)
+		old.AddValue(a, "p50-ns/step", 40e6*noise())
+		new.AddValue(a, "p50-ns/step", 40.1e6*noise())
+		old.AddValue(a, "p99-ns/step", 50e6*noise())
+		new.AddValue(a, "p99-ns/step", 65e6*noise())
+		old.AddValue(a, "gen2-collections/kstep", 25)
+		new.AddValue(a, "gen2-collections/kstep", 30)
+		old.AddIters(b, 2000)
+		new.AddIters(b, 2000)
+		old.AddValue(b, "p50-ns/step", 42e6*noise())
+		new.AddValue(b, "p50-ns/step", 36e6*noise())
+		old.AddValue(b, "max-ns/step", 90e6*(1+0.3*rng.NormFloat64()))
+		new.AddValue(b, "max-ns/step", 95e6*(1+0.3*rng.NormFloat64()))
+	}
+	c := results.Compare(old, new, results.CompareOptions{})
+	g := &golden.Golden{Case: "demo", HostClass: "ci-cpu", Env: golden.Env{Python: "3.11.2", Build: "main", Torch: "1.13.0", Device: "cpu"},
+		Variants: []golden.Variant{{Name: "default"}, {Name: "manual:50"}}}
+	sched := &golden.Result{Golden: g, Path: "golden/ci-cpu/demo.json",
+		Schedule: []golden.ScheduleDiff{{Variant: "default", Lines: []string{"gen2 collections: 5 -> 6"}}}}
+	m := &results.Manifest{Runs: []*results.Run{{ID: "demo/default/run-03", Case: "demo", Variant: "default", Status: results.StatusFailed,
+		Reason: "worker killed by killed after 120 steps", StderrTail: "Killed"}}}
+	return &Doc{Kind: "gate", Title: "gcjitter gate: host class ci-cpu", Generated: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC),
+		Comparison: c, Schedules: []*golden.Result{sched}, Manifest: m}
+}
+
+// TestGoldenOutputs: the text, Markdown and JSON reports are stable
+// (ordering and number formatting); go test ./report -update rewrites them.
+func TestGoldenOutputs(t *testing.T) {
+	for _, format := range []string{"text", "markdown", "json"} {
+		t.Run(format, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := Render(&b, format, fixture()); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("testdata", "fixture"+Ext(format)+".golden")
+			if *update {
+				if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./report -update to create it)", err)
+			}
+			if got := b.String(); got != string(want) {
+				t.Errorf("%s output differs from %s (go test ./report -update to accept):\n%s", format, path, got)
+			}
+		})
+	}
+}
+
+func TestVerdictsInFixture(t *testing.T) {
+	got := map[string]stats.Verdict{}
+	for _, r := range fixture().Comparison.Rows {
+		got[r.Bench[strings.LastIndex(r.Bench, "=")+1:]+" "+r.Metric] = r.Verdict
+	}
+	for k, v := range map[string]stats.Verdict{"default p99": stats.Regressed, "manual:50 p50": stats.Improved,
+		"default gen2-collections": stats.Regressed, "default p50": stats.Same, "manual:50 max": stats.Unknown} {
+		if got[k] != v {
+			t.Errorf("%s: %s, want %s (the fixture must show every verdict)", k, got[k], v)
+		}
+	}
+}
+
+// TestJUnitLoadsInAParser parses the JUnit XML with Python's XML parser
+// and checks what the JUnit schema (and CI parsers) require: testsuite
+// name/tests/failures/errors, testcase name, counts that add up, and a
+// failure message naming the metric, the change with its interval and
+// the floor.
+func TestJUnitLoadsInAParser(t *testing.T) {
+	var b bytes.Buffer
+	if err := JUnit(&b, fixture()); err != nil {
+		t.Fatal(err)
+	}
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	script := `
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.stdin).getroot()
+assert root.tag == "testsuites", root.tag
+total = [0, 0, 0]
+for s in root.findall("testsuite"):
+    for a in ("name", "tests", "failures", "errors"):
+        assert a in s.attrib, (s.attrib, a)
+    cases = s.findall("testcase")
+    f = sum(1 for c in cases if c.find("failure") is not None)
+    e = sum(1 for c in cases if c.find("error") is not None)
+    assert (int(s.get("tests")), int(s.get("failures")), int(s.get("errors"))) == (len(cases), f, e), s.attrib
+    for c in cases:
+        assert c.get("name") and c.get("classname"), c.attrib
+        for bad in c.findall("failure") + c.findall("error"):
+            print("%s %s %s: %s" % (bad.tag, c.get("classname"), c.get("name"), bad.get("message")))
+    total = [total[0] + len(cases), total[1] + f, total[2] + e]
+assert total == [int(root.get("tests")), int(root.get("failures")), int(root.get("errors"))], (total, root.attrib)
+`
+	cmd := exec.Command(py, "-c", script)
+	cmd.Stdin = &b
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the XML does not hold up in a parser: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"failure gcjitter.demo.default p99: p99 of demo/default regressed: +29.7% [+28.7%, +31.1%]",
+		"(floor +10.0%)",
+		"failure gcjitter.demo.default gc-schedule: GC schedule of demo/default changed in the same environment: gen2 collections: 5 -> 6",
+		"error gcjitter.demo.default run demo/default/run-03: worker killed by killed after 120 steps",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("parsed JUnit lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// syntheticSteps is n steps of about 40 ms with a full collection (and a
+// spike) every 40 steps.
+func syntheticSteps(runs, n int, scale float64) *results.Steps {
+	rng := rand.New(rand.NewPCG(uint64(n), 3))
+	s := &results.Steps{}
+	for range runs {
+		durs, gcs := make([]float64, n), make([]uint8, n)
+		for i := range n {
+			durs[i] = 40e6 * scale * math.Exp(0.05*rng.NormFloat64())
+			if i%3 == 0 {
+				gcs[i] |= results.GenBit(0)
+			}
+			if i%40 == 7 {
+				durs[i] += 30e6
+				gcs[i] |= results.GenBit(2)
+			}
+		}
+		s.Runs, s.GC = append(s.Runs, durs), append(s.GC, gcs)
+	}
+	return s
+}
+
+func TestDownsampleKeepsEverySpike(t *testing.T) {
+	s := syntheticSteps(1, 1_000_000, 1)
+	line, marks := downsample(s.Runs[0], s.GC[0], SeriesPoints)
+	if len(line) > 2*SeriesPoints+2 {
+		t.Errorf("%d line points, want at most %d", len(line), 2*SeriesPoints+2)
+	}
+	// Every bucket holds spikes here; each bucket's max must be one.
+	for _, p := range line {
+		if p.Y > 60 && int(p.X)%40 != 7 {
+			t.Fatalf("a point above 60 ms at step %v that is not a spike", p.X)
+		}
+	}
+	spikesKept := 0
+	for _, p := range line {
+		if int(p.X)%40 == 7 {
+			spikesKept++
+		}
+	}
+	if spikesKept < SeriesPoints-1 {
+		t.Errorf("only %d buckets kept their spike", spikesKept)
+	}
+	if len(marks[0]) != 0 || len(marks[2]) < SeriesPoints-1 {
+		t.Errorf("markers: %d young (want none when downsampled), %d full", len(marks[0]), len(marks[2]))
+	}
+}
+
+// TestHTMLInChromium renders the report in headless Chromium: the page
+// must run its script (no JavaScript error stops it), hold the charts as
+// inline SVG, and load nothing from the network. A screenshot is kept in
+// the test's temp dir (GCJITTER_SCREENSHOT=path keeps it elsewhere).
+func TestHTMLInChromium(t *testing.T) {
+	chrome, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI needs chromium (Debian: apt-get install chromium; .ci/run installs it)")
+		}
+		t.Skip("no chromium")
+	}
+	d := fixture()
+	d.Steps = map[string][2]*results.Steps{
+		"GCJitter/case=demo/variant=default": {syntheticSteps(2, 400, 1), syntheticSteps(2, 400, 1.1)},
+	}
+	dir := t.TempDir()
+	page := filepath.Join(dir, "report.html")
+	var b bytes.Buffer
+	if err := HTML(&b, d); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b.Bytes(), []byte("http://")) && bytes.Contains(b.Bytes(), []byte("src=\"http")) {
+		t.Error("the page loads something over the network")
+	}
+	if err := os.WriteFile(page, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shot := os.Getenv("GCJITTER_SCREENSHOT")
+	if shot == "" {
+		shot = filepath.Join(dir, "report.png")
+	}
+	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+		"--disable-component-update", "--disable-sync", "--no-first-run", "--user-data-dir=" + filepath.Join(dir, "profile")}
+	dom, err := exec.Command(chrome, append(base, "--dump-dom", "file://"+page)...).Output()
+	if err != nil {
+		t.Fatalf("chromium --dump-dom: %v", err)
+	}
+	if !bytes.Contains(dom, []byte(`data-ready="1"`)) {
+		t.Error("the page's script did not run to the end (a JavaScript error?)")
+	}
+	if n := bytes.Count(dom, []byte("<svg")); n < 4 {
+		t.Errorf("%d inline SVG charts in the rendered page, want at least 4", n)
+	}
+	out, err := exec.Command(chrome, append(base, "--window-size=1300,2400", "--screenshot="+shot, "file://"+page)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("chromium --screenshot: %v\n%s", err, out)
+	}
+	if st, err := os.Stat(shot); err != nil || st.Size() < 20_000 {
+		t.Errorf("screenshot %s missing or blank: %v", shot, err)
+	}
+}
