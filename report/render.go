@@ -16,7 +16,7 @@ func Render(w io.Writer, format string, d *Doc) error {
 			for _, s := range d.Schedules {
 				fmt.Fprintln(w, s.Text())
 			}
-			Text(w, d.Comparison)
+			TextColor(w, d.Comparison, ColorFor(w))
 		}
 		for _, r := range d.FailedRuns() {
 			fmt.Fprintf(w, "run %s %s: %s\n", r.ID, r.Status, r.Reason)

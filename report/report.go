@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -20,7 +21,12 @@ import (
 // each metric's old and new median with its 95% interval, the change with
 // its interval, the Holm-adjusted p-value, the runs, and the verdict; then
 // the verdicts that need attention, with their reasons.
-func Text(w io.Writer, c *results.Comparison) {
+func Text(w io.Writer, c *results.Comparison) { TextColor(w, c, false) }
+
+// TextColor is Text with verdicts coloured (red regressed, green improved,
+// yellow unknown) when color is true: for a terminal, and never when
+// NO_COLOR is set (the caller decides; see ColorFor).
+func TextColor(w io.Writer, c *results.Comparison, color bool) {
 	fmt.Fprintf(w, "old: %s\nnew: %s\n", c.Old.Path, c.New.Path)
 	fmt.Fprintf(w, "runs are the unit: medians of per-run values with 95%% intervals; change: Hodges-Lehmann shift with its interval; p: Mann-Whitney U, Holm-adjusted over %d tests (family-wise alpha %g)\n", tested(c.Rows), c.Alpha)
 	for _, n := range c.Notes {
@@ -40,7 +46,7 @@ func Text(w io.Writer, c *results.Comparison) {
 			fmt.Fprintln(tw, "  metric\told\tnew\tchange [95% CI]\tp\tn\tverdict")
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%d+%d\t%s\n", r.Metric,
-			fmtEst(r.OldEst, r.Unit, r.Exact), fmtEst(r.NewEst, r.Unit, r.Exact), fmtChange(r), fmtP(r), len(r.Old), len(r.New), fmtVerdict(r))
+			fmtEst(r.OldEst, r.Unit, r.Exact), fmtEst(r.NewEst, r.Unit, r.Exact), fmtChange(r), fmtP(r), len(r.Old), len(r.New), paint(fmtVerdict(r), r.Verdict, color))
 	}
 	if tw != nil {
 		tw.Flush()
@@ -54,7 +60,7 @@ func Text(w io.Writer, c *results.Comparison) {
 	for _, v := range []stats.Verdict{stats.Regressed, stats.Improved, stats.Unknown} {
 		for _, r := range c.Rows {
 			if r.Verdict == v {
-				fmt.Fprintf(w, "%s: %s %s: %s\n", v, r.Bench, r.Metric, r.Reason)
+				fmt.Fprintf(w, "%s: %s %s: %s\n", paint(string(v), v, color), r.Bench, r.Metric, r.Reason)
 			}
 		}
 	}
@@ -191,4 +197,29 @@ func pct(f float64) string {
 		return fmt.Sprintf("%+.1f%%", 100*f)
 	}
 	return fmt.Sprintf("%+.0f%%", 100*f)
+}
+
+// paint wraps a verdict word in its ANSI colour. tabwriter counts the
+// escape bytes as width, but every row of the column gets the same number
+// (reset included), so alignment holds.
+func paint(s string, v stats.Verdict, color bool) string {
+	if !color {
+		return s
+	}
+	code := map[stats.Verdict]string{stats.Regressed: "31;1", stats.Improved: "32", stats.Unknown: "33", stats.Same: "0"}[v]
+	return "\033[" + code + "m" + s + "\033[0m"
+}
+
+// ColorFor reports whether output to w should be coloured: a terminal, and
+// NO_COLOR unset (https://no-color.org).
+func ColorFor(w io.Writer) bool {
+	if os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
+		return false
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

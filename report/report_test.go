@@ -244,3 +244,23 @@ func TestHTMLInChromium(t *testing.T) {
 		t.Errorf("screenshot %s missing or blank: %v", shot, err)
 	}
 }
+
+func TestColourOnlyWhenAsked(t *testing.T) {
+	var plain, colored bytes.Buffer
+	d := fixture()
+	Text(&plain, d.Comparison)
+	TextColor(&colored, d.Comparison, true)
+	if bytes.Contains(plain.Bytes(), []byte("\033[")) {
+		t.Error("escape codes without colour")
+	}
+	if !bytes.Contains(colored.Bytes(), []byte("\033[31;1mregressed\033[0m")) {
+		t.Error("a regression is not red with colour on")
+	}
+	t.Setenv("NO_COLOR", "1")
+	if ColorFor(os.Stdout) {
+		t.Error("colour despite NO_COLOR")
+	}
+	if ColorFor(&plain) {
+		t.Error("colour for a buffer")
+	}
+}
