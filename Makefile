@@ -6,7 +6,10 @@ BIN     := bin/gcjitter
 # The interpreter with torch, found (or installed) once per make invocation.
 PYTHON   = $(shell scripts/setup.sh)
 
-.PHONY: all build setup run test test-go test-python bench clean
+.PHONY: all build setup run test fuzz bench clean
+
+# Each fuzzer runs this long in make test (go test -fuzz takes one at a time).
+FUZZTIME ?= 10s
 
 all: build
 
@@ -30,6 +33,17 @@ test: build
 	$(GO) vet ./...; \
 	GCJITTER_PYTHON="$$py" $(GO) test -count=1 -p 1 ./...; \
 	cd bench && "$$py" -m unittest worker_test
+	@$(MAKE) --no-print-directory fuzz
+
+# The fuzzers of every reader of outside input: record streams, case files,
+# benchfmt files, baselines. Seed corpora: f.Add in the tests and
+# testdata/fuzz/. A failing input is saved there by go test.
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) ./bench
+	$(GO) test -run '^$$' -fuzz '^FuzzFastStepAgreesWithJSON$$' -fuzztime $(FUZZTIME) ./bench
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./cases
+	$(GO) test -run '^$$' -fuzz '^FuzzBenchfmtCompare$$' -fuzztime $(FUZZTIME) ./results
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./golden
 
 # Harness overhead and other speed figures (see BENCHMARKS.md).
 bench: build

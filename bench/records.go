@@ -325,6 +325,9 @@ func (r *Reader) checkStep(s *Step) Record {
 	if s.Index != r.nextStep {
 		return r.syntaxf("step %d where step %d was due (steps out of order or repeated)", s.Index, r.nextStep)
 	}
+	// The index was the one due: a step with bad values is rejected, but
+	// the steps after it are still in order.
+	r.nextStep++
 	if s.DurationNS < 0 {
 		return r.syntaxf("step %d: negative duration %d ns", s.Index, s.DurationNS)
 	}
@@ -333,7 +336,6 @@ func (r *Reader) checkStep(s *Step) Record {
 			return r.syntaxf("step %d: bad GC event (generation %d, pause %d ns)", s.Index, e.Gen, e.PauseNS)
 		}
 	}
-	r.nextStep++
 	return s
 }
 

@@ -88,7 +88,7 @@ func (r *Result) Reason() string {
 	case s.Meta == nil:
 		return "worker wrote no meta record"
 	case len(s.Problems) > 0:
-		return fmt.Sprintf("record stream has %d bad lines, first: %v", len(s.Problems), s.Problems[0])
+		return fmt.Sprintf("record stream has %d bad %s, first: %v", len(s.Problems), plural(len(s.Problems), "line"), s.Problems[0])
 	case s.End == nil:
 		return fmt.Sprintf("worker exited without an end record after %d steps", len(s.Steps))
 	case len(s.Steps) != s.End.Steps:
@@ -155,13 +155,16 @@ func (w *Worker) Run(ctx context.Context) (*Result, error) {
 	}()
 	sawRecord := false
 
-	// Reading goes on until every process holding the pipe has exited,
-	// so records written just before a crash are still saved.
+	// Reading goes on until every process holding the pipe has exited, so
+	// records written just before a crash are still saved. When the disk
+	// refuses a write, the worker is stopped: measuring on without keeping
+	// the records would only waste the machine.
 	var writeErr error
 	rd := bench.NewReader(io.TeeReader(pr, writerFunc(func(p []byte) (int, error) {
 		n, err := out.Write(p)
 		if err != nil && writeErr == nil {
 			writeErr = err
+			stop(fmt.Errorf("writing %s: %w", w.RecordsPath, err))
 		}
 		return n, nil // keep draining the pipe so the worker never blocks
 	})), w.RecordsPath)
@@ -295,4 +298,11 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -173,5 +174,39 @@ func TestStartupTimeout(t *testing.T) {
 	var te *runner.TimeoutError
 	if !errors.As(res.Stopped, &te) || te.Which != "startup" {
 		t.Fatalf("stopped by %v, want the start-up timeout", res.Stopped)
+	}
+}
+
+// TestDiskFull: records go to a 256 KiB tmpfs that fills up. The run stops
+// with an error naming the file and ENOSPC, the worker is stopped, and the
+// records that fit are intact and readable.
+func TestDiskFull(t *testing.T) {
+	w, _ := longRun(t)
+	dir := t.TempDir()
+	mnt := filepath.Join(dir, "small")
+	os.Mkdir(mnt, 0o755)
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a small tmpfs here (%v: %s)", err, out)
+	}
+	defer exec.Command("umount", mnt).Run()
+	w.RecordsPath = filepath.Join(mnt, "records.jsonl")
+	start := time.Now()
+	res, err := w.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "no space left on device") || !strings.Contains(err.Error(), w.RecordsPath) {
+		t.Fatalf("want an ENOSPC error naming %s, got %v", w.RecordsPath, err)
+	}
+	if res == nil || res.Stopped == nil || len(res.Stream.Steps) == 0 {
+		t.Fatalf("want a stopped run with the steps read so far, got %+v", res)
+	}
+	if d := time.Since(start); d > time.Minute {
+		t.Errorf("the worker ran on for %v after the disk filled", d)
+	}
+	disk := reread(t, w.RecordsPath)
+	if len(disk.Steps) == 0 {
+		t.Error("no step survived on disk")
+	}
+	// Only the last line may be cut short by the full disk.
+	if len(disk.Problems) > 1 {
+		t.Errorf("%d bad lines on disk: %v", len(disk.Problems), disk.Problems)
 	}
 }
