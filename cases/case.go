@@ -341,11 +341,11 @@ func (c *Case) validateEnv(env map[string]string, label string, at func(path ...
 		p := append(append([]string{}, path...), k)
 		switch {
 		case !envNameRE.MatchString(k):
-			errs = append(errs, &Error{c.Source, at(p...), fmt.Sprintf("%s: %q is not a valid environment variable name", label, k)})
+			errs = append(errs, &Error{File: c.Source, Line: at(p...), Msg: fmt.Sprintf("%s: %q is not a valid environment variable name", label, k)})
 		case contains(managedEnv, k):
-			errs = append(errs, &Error{c.Source, at(p...), fmt.Sprintf("%s: %s is set by the runner for every run and cannot be overridden", label, k)})
+			errs = append(errs, &Error{File: c.Source, Line: at(p...), Msg: fmt.Sprintf("%s: %s is set by the runner for every run and cannot be overridden", label, k)})
 		case strings.ContainsRune(env[k], 0):
-			errs = append(errs, &Error{c.Source, at(p...), fmt.Sprintf("%s.%s: value contains a NUL byte", label, k)})
+			errs = append(errs, &Error{File: c.Source, Line: at(p...), Msg: fmt.Sprintf("%s.%s: value contains a NUL byte", label, k)})
 		}
 	}
 	return errs

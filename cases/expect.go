@@ -52,7 +52,7 @@ func (c *Case) validateExpect(at func(path ...string) int) []*Error {
 			if key != "" {
 				line = at("expect", idx, key)
 			}
-			errs = append(errs, &Error{c.Source, line, fmt.Sprintf("expect[%d]: %s", i, fmt.Sprintf(format, args...))})
+			errs = append(errs, &Error{File: c.Source, Line: line, Msg: fmt.Sprintf("expect[%d]: %s", i, fmt.Sprintf(format, args...))})
 		}
 		switch {
 		case e.Variant == "":

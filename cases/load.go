@@ -11,21 +11,12 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/gcjitter/gcjitter/internal/fileerr"
 )
 
 // Error is a problem in a case file, printed as file:line: message.
-type Error struct {
-	File string
-	Line int
-	Msg  string
-}
-
-func (e *Error) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
-	}
-	return fmt.Sprintf("%s: %s", e.File, e.Msg)
-}
+type Error = fileerr.Error
 
 // Errors is every problem found in one file, in line order.
 type Errors []*Error

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/gcjitter/gcjitter/internal/atomicfile"
+	"github.com/gcjitter/gcjitter/internal/fileerr"
 	"github.com/gcjitter/gcjitter/results"
 	"github.com/gcjitter/gcjitter/stats"
 )
@@ -244,18 +245,7 @@ func (g *Golden) Write(dir string) (string, error) {
 var ErrMissing = errors.New("no baseline")
 
 // Error is a corrupt or hand-broken baseline: file:line: message.
-type Error struct {
-	File string
-	Line int
-	Msg  string
-}
-
-func (e *Error) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
-	}
-	return fmt.Sprintf("%s: %s", e.File, e.Msg)
-}
+type Error = fileerr.Error
 
 // Read loads and validates a baseline file.
 func Read(path string) (*Golden, error) {
@@ -275,13 +265,13 @@ func Parse(data []byte, path string) (*Golden, error) {
 	dec.DisallowUnknownFields()
 	var g Golden
 	if err := dec.Decode(&g); err != nil {
-		return nil, &Error{path, errLine(data, err, dec), "not a valid baseline: " + jsonMsg(err) + "; fix it, or restore it from version control, or recreate it with gcjitter golden update"}
+		return nil, &Error{File: path, Line: errLine(data, err, dec), Msg: "not a valid baseline: " + jsonMsg(err) + "; fix it, or restore it from version control, or recreate it with gcjitter golden update"}
 	}
 	if dec.More() {
-		return nil, &Error{path, lineAt(data, int(dec.InputOffset())), "unexpected data after the baseline"}
+		return nil, &Error{File: path, Line: lineAt(data, int(dec.InputOffset())), Msg: "unexpected data after the baseline"}
 	}
 	bad := func(key string, format string, args ...any) error {
-		return &Error{path, lineOfKey(data, key), fmt.Sprintf(format, args...) + "; recreate it with gcjitter golden update"}
+		return &Error{File: path, Line: lineOfKey(data, key), Msg: fmt.Sprintf(format, args...) + "; recreate it with gcjitter golden update"}
 	}
 	switch {
 	case g.Schema != Schema:

@@ -71,7 +71,7 @@ func JUnit(w io.Writer, d *Doc) error {
 				SystemOut: fmt.Sprintf("%s: %s", r.Verdict, r.Reason)}
 			if r.Verdict == stats.Regressed {
 				tc.Failure = &junitProblem{Type: "regressed",
-					Message: fmt.Sprintf("%s of %s/%s regressed: %s (floor %s)", r.Metric, caseName, variant, fmtChange(r), pct(r.Floor)),
+					Message: fmt.Sprintf("%s of %s/%s regressed: %s (floor %s)", r.Metric, caseName, variant, fmtChange(r), stats.Pct(r.Floor)),
 					Text:    r.Reason}
 			}
 			add(suite(caseName), tc)

@@ -157,9 +157,9 @@ func fmtChange(r *stats.Row) string {
 		return "-"
 	}
 	if r.Exact || r.ChangeLo == r.ChangeHi {
-		return pct(r.Change)
+		return stats.Pct(r.Change)
 	}
-	return fmt.Sprintf("%s [%s, %s]", pct(r.Change), pct(r.ChangeLo), pct(r.ChangeHi))
+	return fmt.Sprintf("%s [%s, %s]", stats.Pct(r.Change), stats.Pct(r.ChangeLo), stats.Pct(r.ChangeHi))
 }
 
 func fmtP(r *stats.Row) string {
@@ -179,24 +179,6 @@ func fmtVerdict(r *stats.Row) string {
 		return fmt.Sprintf("unknown (~%d runs)", r.RunsNeeded)
 	}
 	return string(r.Verdict)
-}
-
-func pct(f float64) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "+∞"
-	case math.IsInf(f, -1):
-		return "-∞"
-	case f == 0:
-		return "0%"
-	}
-	switch x := math.Abs(100 * f); {
-	case x < 10:
-		return fmt.Sprintf("%+.2f%%", 100*f)
-	case x < 100:
-		return fmt.Sprintf("%+.1f%%", 100*f)
-	}
-	return fmt.Sprintf("%+.0f%%", 100*f)
 }
 
 // paint wraps a verdict word in its ANSI colour. tabwriter counts the

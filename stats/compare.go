@@ -362,17 +362,17 @@ func decide(r *Row, alpha float64, tests int) {
 		case math.Abs(bad) <= f:
 			r.Verdict, r.Reason = Same, "exact: unchanged"
 			if bad != 0 {
-				r.Reason = fmt.Sprintf("exact: changed by %s, within the floor ±%s", pct(r.Change), pctAbs(f))
+				r.Reason = fmt.Sprintf("exact: changed by %s, within the floor ±%s", Pct(r.Change), pctAbs(f))
 			}
 		case bad > 0:
-			r.Verdict, r.Reason = Regressed, fmt.Sprintf("exact: %s -> %s (%s), beyond the floor ±%s", num(r.Old[0]), num(r.New[0]), pct(r.Change), pctAbs(f))
+			r.Verdict, r.Reason = Regressed, fmt.Sprintf("exact: %s -> %s (%s), beyond the floor ±%s", num(r.Old[0]), num(r.New[0]), Pct(r.Change), pctAbs(f))
 		default:
-			r.Verdict, r.Reason = Improved, fmt.Sprintf("exact: %s -> %s (%s), beyond the floor ±%s", num(r.Old[0]), num(r.New[0]), pct(r.Change), pctAbs(f))
+			r.Verdict, r.Reason = Improved, fmt.Sprintf("exact: %s -> %s (%s), beyond the floor ±%s", num(r.Old[0]), num(r.New[0]), Pct(r.Change), pctAbs(f))
 		}
 		return
 	}
 	significant := r.PAdj < alpha
-	ci := fmt.Sprintf("%s [%s, %s]", pct(r.Change), pct(r.ChangeLo), pct(r.ChangeHi))
+	ci := fmt.Sprintf("%s [%s, %s]", Pct(r.Change), Pct(r.ChangeLo), Pct(r.ChangeHi))
 	switch {
 	case significant && badLo > f:
 		r.Verdict = Regressed
@@ -466,7 +466,9 @@ func minRunsForSignificance(level float64) int {
 	return 1000
 }
 
-func pct(f float64) string {
+// Pct prints a relative change as a signed percentage (+3.25%, -12.5%,
+// +250%), with infinities as ±∞: the one format every report uses.
+func Pct(f float64) string {
 	switch {
 	case math.IsInf(f, 1):
 		return "+∞"
@@ -487,7 +489,7 @@ func pct(f float64) string {
 }
 
 // pctAbs is a floor: a percentage without a sign.
-func pctAbs(f float64) string { return strings.TrimPrefix(pct(math.Abs(f)), "+") }
+func pctAbs(f float64) string { return strings.TrimPrefix(Pct(math.Abs(f)), "+") }
 
 // floorText is the floor on the bad (regressed) or good side.
 func floorText(f float64, better int, bad bool) string {

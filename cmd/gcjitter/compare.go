@@ -55,11 +55,8 @@ Exit status: 0 no regression, 1 a metric regressed, 2 bad input.
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() != 2 {
 		fmt.Fprintln(stderr, "usage: gcjitter compare [flags] OLD NEW")

@@ -46,11 +46,8 @@ unchanged environment), 2 bad input or missing baseline, 3 infrastructure.
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if *unknown != "pass" && *unknown != "fail" {
 		fmt.Fprintf(stderr, "gcjitter gate: -unknown must be pass or fail, got %q\n", *unknown)
@@ -213,11 +210,8 @@ func goldenUpdate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	f.register(fs)
 	dir := fs.String("golden", "golden", "baselines directory")
 	from := fs.String("from", "", "make the baselines from this results directory instead of running")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	class, err := hostClassFor(ctx, f.hostClass)
 	if err != nil {
@@ -443,11 +437,8 @@ virtualenvs, before and after a torch upgrade). Exit 1 when B regresses.
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprintln(stderr, "gcjitter ab: name at least one case")

@@ -20,6 +20,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -91,4 +93,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "gcjitter: unknown command %q\n%s", args[0], usage)
 	return exitUsage
+}
+
+// parseFlags parses a command's flags; when ok is false the command
+// returns code at once (0 after -h, 2 after a bad flag, which the flag
+// package has already reported).
+func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK, false
+		}
+		return exitUsage, false
+	}
+	return 0, true
 }

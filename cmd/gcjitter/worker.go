@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -29,11 +28,8 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprint(stderr, "usage: gcjitter worker [flags]\n\nRuns one worker process, writes its record stream to -o and prints a summary.\n\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "gcjitter worker: unexpected argument %q\n", fs.Arg(0))
