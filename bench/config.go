@@ -28,6 +28,9 @@ type Config struct {
 
 	CPUs string // CPU list to pin the worker to ("0-3,6"); empty: no pinning
 
+	GarbageJitter float64 // vary the cycles per step by up to this fraction
+	RankSeed      string  // multi-rank: per-rank (default) or shared
+
 	NoRecorder bool // run without the gc callback (to prove it changes nothing)
 }
 
@@ -55,6 +58,12 @@ func (c Config) Args() []string {
 	}
 	if c.CPUs != "" {
 		args = append(args, "--cpus", c.CPUs)
+	}
+	if c.GarbageJitter != 0 {
+		args = append(args, "--garbage-jitter", strconv.FormatFloat(c.GarbageJitter, 'g', -1, 64))
+	}
+	if c.RankSeed != "" {
+		args = append(args, "--rank-seed", c.RankSeed)
 	}
 	if c.NoRecorder {
 		args = append(args, "--no-recorder")

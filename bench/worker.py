@@ -666,6 +666,40 @@ def meta_record(args, torch, device, policy, recorder_on, notes):
 # The loop
 
 
+def world_from_env():
+    """(rank, world size) from the torchrun environment contract; (0, 1)
+    outside it."""
+    try:
+        return int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
+    except ValueError:
+        raise UsageError("RANK and WORLD_SIZE must be integers, got %r and %r"
+                         % (os.environ.get("RANK"), os.environ.get("WORLD_SIZE")))
+
+
+def join_process_group(args, torch, device):
+    """Joins the torch.distributed group of the torchrun environment (gloo
+    on cpu, nccl on cuda, hccl on npu) and returns the per-step collective,
+    an all-reduce of a gradient-sized buffer as in data-parallel training,
+    and the backend. (None, None) for a single process."""
+    rank, world = world_from_env()
+    if world <= 1:
+        return None, None
+    for k in ("MASTER_ADDR", "MASTER_PORT"):
+        if k not in os.environ:
+            raise UsageError("WORLD_SIZE is %d but %s is not set (the torchrun contract: RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT)" % (world, k))
+    import datetime
+    import torch.distributed as dist
+    backend = {"cpu": "gloo", "cuda": "nccl", "npu": "hccl"}[device.kind]
+    dist.init_process_group(backend, init_method="env://", rank=rank, world_size=world,
+                            timeout=datetime.timedelta(seconds=args.dist_timeout))
+    buf = torch.ones(args.allreduce_numel, device=device.torch_device)
+    all_reduce = dist.all_reduce
+
+    def collective():
+        all_reduce(buf)
+    return collective, backend
+
+
 def run(args, stream, torch):
     policy = parse_policy(args.policy)
     patterns = parse_garbage(args.garbage)
@@ -687,6 +721,12 @@ def run(args, stream, torch):
         notes.append("pinned to CPUs %s" % args.cpus)
     if torch is not None and args.threads > 0:
         torch.set_num_threads(args.threads)
+    collective, backend = join_process_group(args, torch, device)
+    rank, world = world_from_env()
+    if world > 1 and args.rank_seed == "per-rank":
+        # Ranks see different data in real jobs, so their garbage (and
+        # with --garbage-jitter, their GC schedule) differs.
+        args.seed += 1000 * rank
     step_fn = build_model(args, torch, device)
 
     rng = random.Random(args.seed)
@@ -704,7 +744,9 @@ def run(args, stream, torch):
         gc.disable()
 
     recorder = Recorder(args.event_capacity) if args.recorder else None
-    stream.write_obj(meta_record(args, torch, device, policy, args.recorder, notes))
+    meta = meta_record(args, torch, device, policy, args.recorder, notes)
+    meta["backend"] = backend
+    stream.write_obj(meta)
     stats0 = gc.get_stats()
     if recorder is not None:
         recorder.install()
@@ -712,7 +754,7 @@ def run(args, stream, torch):
     sync = device.synchronize
     dev_mem = device.memory_allocated
     rss = _rss_reader()
-    cycles, objects = args.cycles, args.objects
+    cycles, objects, jitter = args.cycles, args.objects, args.garbage_jitter
     manual_every, manual_gen = policy.manual_every, policy.manual_gen
     collect_every = policy.collect_every_step
     has_action = policy.has_step_action
@@ -731,8 +773,11 @@ def run(args, stream, torch):
         # boundary action, and the device sync that makes the time real.
         out = step_fn()
         keep = [] if retained is not None else None
+        n = cycles
+        if jitter:
+            n = int(round(cycles * (1 + jitter * (2 * rng.random() - 1))))
         for make in patterns:
-            make(rng, cycles, objects, out, keep)
+            make(rng, n, objects, out, keep)
         scheduled = False
         if has_action:
             if manual_every and (i + 1) % manual_every == 0:
@@ -747,6 +792,10 @@ def run(args, stream, torch):
                 scheduled = True
             if empty_cache is not None:
                 empty_cache()
+        if collective is not None:
+            # The gradient all-reduce: a rank that paused for GC makes
+            # every other rank wait here.
+            collective()
         if sync is not None:
             sync()
         t1 = perf_counter_ns()
@@ -784,6 +833,9 @@ def run(args, stream, torch):
         "recorded": list(recorder.totals) if recorder is not None else None,
         "freeze_count": gc.get_freeze_count(),
     })
+    if collective is not None:
+        import torch.distributed as dist
+        dist.destroy_process_group()
 
 
 # --------------------------------------------------------------------------
@@ -869,9 +921,13 @@ def _parser():
     a("--retain", type=int, default=0, help="keep each step's garbage alive for this many steps")
     a("--event-capacity", type=int, default=4096, help="GC events buffered per step")
     a("--cpus", default="", help="pin this process to these CPUs, e.g. 0-3,6")
+    a("--garbage-jitter", type=float, default=0.0, help="vary the cycles per step by up to this fraction (seeded)")
+    a("--rank-seed", default="per-rank", help="multi-rank: per-rank (seed + 1000*rank) or shared")
+    a("--allreduce-numel", type=int, default=65536, help="multi-rank: floats all-reduced every step")
+    a("--dist-timeout", type=int, default=300, help="multi-rank: seconds a collective may wait")
     a("--no-recorder", dest="recorder", action="store_false", help="do not install the gc callback")
     a("--records-fd", type=int, default=-1, help="write records to this inherited file descriptor")
-    a("--records", default="", help="write records to this file (default: stdout when neither is given)")
+    a("--records", default="", help="write records to this file; {rank} is replaced by $RANK (default: stdout)")
     a("--check", action="store_true", help="validate the arguments and exit")
     a("--measure-overhead", type=int, default=0, metavar="N", help="print harness overhead over N steps and exit")
     return p
@@ -885,6 +941,12 @@ def _validate(args):
         v = getattr(args, name)
         if v < lo:
             raise UsageError("--%s must be >= %d, got %d" % (name.replace("_", "-"), lo, v))
+    if not 0 <= args.garbage_jitter <= 1:
+        raise UsageError("--garbage-jitter must be in 0..1, got %g" % args.garbage_jitter)
+    if args.rank_seed not in ("per-rank", "shared"):
+        raise UsageError("--rank-seed must be per-rank or shared, got %r" % args.rank_seed)
+    if args.allreduce_numel < 1 or args.dist_timeout < 1:
+        raise UsageError("--allreduce-numel and --dist-timeout must be >= 1")
     if args.model not in ("mlp", "gpt", "resnet", "none"):
         raise UsageError("unknown model %r (want mlp, gpt, resnet or none)" % args.model)
     parse_policy(args.policy)
@@ -913,7 +975,12 @@ def _open_stream(args):
     if args.records_fd >= 0:
         return Stream(args.records_fd)
     if args.records:
-        return Stream(os.open(args.records, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
+        # {rank} lets one command line under torchrun or a cluster launcher
+        # give every rank its own file in a shared directory.
+        path = args.records.replace("{rank}", os.environ.get("RANK", "0"))
+        if os.path.dirname(path):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+        return Stream(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
     return Stream(sys.stdout.fileno())
 
 
@@ -930,7 +997,7 @@ def main(argv=None):
         if args.check:
             return 0
         torch = None
-        if args.model != "none" or args.device not in ("auto", "cpu"):
+        if args.model != "none" or args.device not in ("auto", "cpu") or world_from_env()[1] > 1:
             try:
                 import torch
             except ImportError as e:

@@ -46,6 +46,7 @@ type Case struct {
 	Warmup      int               `yaml:"warmup"`
 	Runs        int               `yaml:"runs"`
 	Ranks       int               `yaml:"ranks"`
+	RankSeed    string            `yaml:"rank_seed"` // per-rank (ranks' garbage differs) or shared
 	Seed        int64             `yaml:"seed"`
 	Variants    []Variant         `yaml:"variants"`
 	Python      string            `yaml:"python"`
@@ -85,6 +86,9 @@ type Garbage struct {
 	Objects   int    `yaml:"objects"`
 	LongLived int    `yaml:"long_lived"`
 	Retain    int    `yaml:"retain"`
+	// Jitter varies the cycles of each step by up to this fraction, from
+	// the seed: with per-rank seeds, ranks then collect on different steps.
+	Jitter float64 `yaml:"jitter"`
 }
 
 // Variant is one column of the matrix: a GC policy, and environment it adds.
@@ -197,6 +201,7 @@ func (c *Case) WorkerConfig(v Variant) bench.Config {
 	setIf(&cfg.Objects, g.Objects)
 	cfg.LongLived, cfg.Retain = g.LongLived, g.Retain
 	cfg.CPUs = c.CPUs
+	cfg.GarbageJitter, cfg.RankSeed = g.Jitter, c.RankSeed
 	return cfg
 }
 
@@ -266,8 +271,14 @@ func (c *Case) validate(at func(path ...string) int) []*Error {
 	minInt(c.Steps, 1, "steps")
 	minInt(c.Warmup, 0, "warmup")
 	minInt(c.Runs, 1, "runs")
-	if c.Ranks != 1 {
-		bad(at("ranks"), "ranks: multi-rank cases are not supported yet (got %d; use 1)", c.Ranks)
+	if c.Ranks < 1 || c.Ranks > 64 {
+		bad(at("ranks"), "ranks: must be in 1..64 (processes on this host), got %d", c.Ranks)
+	}
+	if c.RankSeed != "" && c.RankSeed != "per-rank" && c.RankSeed != "shared" {
+		bad(at("rank_seed"), "rank_seed: want per-rank or shared, got %q", c.RankSeed)
+	}
+	if c.Garbage.Jitter < 0 || c.Garbage.Jitter > 1 {
+		bad(at("garbage", "jitter"), "garbage.jitter: must be in 0..1, got %v", c.Garbage.Jitter)
 	}
 	if c.Seed < 0 {
 		bad(at("seed"), "seed: must be >= 0, got %d", c.Seed)

@@ -122,7 +122,7 @@ func yamlError(source string, err error) *Error {
 func sectionName(goType string) string {
 	switch goType {
 	case "Case":
-		return "the case (known: name, description, suites, workload, garbage, steps, warmup, runs, ranks, seed, variants, python, env, cpus, timeouts, gate, expect, reduced)"
+		return "the case (known: name, description, suites, workload, garbage, steps, warmup, runs, ranks, rank_seed, seed, variants, python, env, cpus, timeouts, gate, expect, reduced)"
 	case "Expect":
 		return "an expectation (known: variant, metric, min, max, below, above, ratio_to, device, why)"
 	case "Reduced":
@@ -130,7 +130,7 @@ func sectionName(goType string) string {
 	case "Workload":
 		return "workload (known: model, device, batch, hidden, layers, heads, seq, vocab, image, work, threads)"
 	case "Garbage":
-		return "garbage (known: pattern, cycles, objects, long_lived, retain)"
+		return "garbage (known: pattern, cycles, objects, long_lived, retain, jitter)"
 	case "Variant":
 		return "a variant (known: name, policy, env)"
 	case "Timeouts":

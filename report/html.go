@@ -63,6 +63,17 @@ func HTML(w io.Writer, d *Doc) error {
 			}
 			sec.Charts = append(sec.Charts, svg)
 		}
+		for i, s := range sides {
+			if s == nil || len(s.RankPause) == 0 {
+				continue
+			}
+			svg, err := ranksSVG(fmt.Sprintf("%s: per-rank view, each rank's collection pauses in run 1 (global step = slowest rank)", labels[i]), s.RankPause)
+			if err != nil {
+				return err
+			}
+			sec.Charts = append(sec.Charts, svg)
+			sec.MultiRank = true
+		}
 		if q, err := quantileSVG(sides, labels); err != nil {
 			return err
 		} else if q != "" {
@@ -155,8 +166,9 @@ type htmlRow struct {
 }
 
 type htmlSection struct {
-	Bench  string
-	Charts []template.HTML
+	Bench     string
+	Charts    []template.HTML
+	MultiRank bool
 }
 
 // svgOf renders a plot as inline SVG (without its XML prolog).
@@ -259,6 +271,46 @@ func sortedPair(a, b int) []int {
 		return []int{a, b}
 	}
 	return []int{b, a}
+}
+
+// ranksSVG draws, per rank, its in-step collection pause at each step
+// (bucket maxima for long runs): the rank whose line peaks at a global
+// spike is the straggler.
+func ranksSVG(title string, pauses [][]float64) (template.HTML, error) {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "step"
+	p.Y.Label.Text = "collection pause (ms)"
+	p.Legend.Top = true
+	for r, ps := range pauses {
+		k := max(1, (len(ps)+SeriesPoints-1)/SeriesPoints)
+		var pts plotter.XYs
+		for start := 0; start < len(ps); start += k {
+			best := start
+			for i := start; i < min(start+k, len(ps)); i++ {
+				if ps[i] > ps[best] {
+					best = i
+				}
+			}
+			pts = append(pts, plotter.XY{X: float64(best), Y: ps[best] / 1e6})
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return "", err
+		}
+		l.Color = rankColors[r%len(rankColors)]
+		l.Width = vg.Points(1)
+		p.Add(l)
+		p.Legend.Add(fmt.Sprintf("rank %d", r), l)
+	}
+	return svgOf(p, 9*vg.Inch, 2.6*vg.Inch)
+}
+
+var rankColors = []color.Color{
+	color.RGBA{R: 31, G: 119, B: 180, A: 255}, color.RGBA{R: 255, G: 127, B: 14, A: 255},
+	color.RGBA{R: 44, G: 160, B: 44, A: 255}, color.RGBA{R: 214, G: 39, B: 40, A: 255},
+	color.RGBA{R: 148, G: 103, B: 189, A: 255}, color.RGBA{R: 140, G: 86, B: 75, A: 255},
+	color.RGBA{R: 227, G: 119, B: 194, A: 255}, color.RGBA{R: 127, G: 127, B: 127, A: 255},
 }
 
 // quantileSVG draws each side's pooled step-time quantiles against the
@@ -397,7 +449,7 @@ figure { margin: 8px 0 18px; } svg { max-width: 100%; height: auto; }
 {{with .Comparison.Notes}}<h3>Notes</h3><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}{{end}}
 {{range .Sections}}<h2>{{.Bench}}</h2>
 {{range .Charts}}<figure>{{.}}</figure>{{end}}{{end}}
-{{if .Sections}}<p class="reason">Series: each bucket of steps is drawn by its fastest and slowest step, so every spike shows; steps containing a collection are marked by generation (young collections only when the run is drawn whole). These runs are single-rank: there is no per-rank view.</p>{{end}}
+{{if .Sections}}<p class="reason">Series: each bucket of steps is drawn by its fastest and slowest step, so every spike shows; steps containing a collection are marked by generation (young collections only when the run is drawn whole). Multi-rank runs show the global step time (the slowest rank at each step) and a per-rank view of each rank's collection pauses.</p>{{end}}
 {{with .Facts}}<h2>Environment and host</h2><table class="facts">{{range .}}<tr><td>{{index . 0}}</td><td>{{index . 1}}</td></tr>{{end}}</table>{{end}}
 <script>document.body.dataset.ready = "1";</script>
 </body></html>

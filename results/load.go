@@ -211,7 +211,11 @@ func loadDir(dir string, spikeFactor float64) (*Data, error) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			sums[i], metas[i], errs[i] = summarizeFile(filepath.Join(dir, r.Records), factor[r.Case])
+			if r.Ranks > 1 {
+				sums[i], metas[i], errs[i] = summarizeRanks(dir, r, factor[r.Case])
+			} else {
+				sums[i], metas[i], errs[i] = summarizeFile(filepath.Join(dir, r.Records), factor[r.Case])
+			}
 		}()
 	}
 	wg.Wait()
@@ -338,4 +342,36 @@ func (d *Data) Merge(o *Data) {
 		}
 		d.Runs[b] = append(d.Runs[b], o.Runs[b]...)
 	}
+}
+
+// summarizeRanks reads every rank's stream of a multi-rank run and
+// summarises the global step series (the slowest rank at each step).
+func summarizeRanks(dir string, r *Run, spikeFactor float64) (stats.RunSummary, *bench.Meta, error) {
+	streams, err := readRanks(dir, r)
+	if err != nil {
+		return stats.RunSummary{}, nil, err
+	}
+	sum, _ := stats.MultiRank(streams, spikeFactor)
+	return sum, streams[0].Meta, nil
+}
+
+func readRanks(dir string, r *Run) ([]*bench.Stream, error) {
+	streams := make([]*bench.Stream, r.Ranks)
+	for k := range r.Ranks {
+		path := filepath.Join(dir, r.RankRecords(k))
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		s, err := bench.ReadStream(f, path)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if len(s.Problems) > 0 {
+			return nil, &InputError{[]string{s.Problems[0].Error()}}
+		}
+		streams[k] = s
+	}
+	return streams, nil
 }

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/gcjitter/gcjitter/internal/atomicfile"
@@ -101,7 +102,11 @@ type Run struct {
 	Started    *time.Time        `json:"started,omitempty"`
 	Seconds    float64           `json:"seconds"`
 	Summary    *stats.RunSummary `json:"summary,omitempty"`
-	Meta       *RunMeta          `json:"meta,omitempty"`
+	// Ranks is the number of processes of a multi-rank run (0 or 1: one),
+	// and RankSummary what the ranks did to each other.
+	Ranks       int                `json:"ranks,omitempty"`
+	RankSummary *stats.RankSummary `json:"rank_summary,omitempty"`
+	Meta        *RunMeta           `json:"meta,omitempty"`
 }
 
 // RunMeta is the part of a run's meta record that identifies its
@@ -144,4 +149,21 @@ func ReadManifest(dir string) (*Manifest, error) {
 		return nil, fmt.Errorf("%s: manifest schema %d, this gcjitter reads %d", path, m.Schema, ManifestSchema)
 	}
 	return &m, nil
+}
+
+// RankRecords is rank k's record stream, relative to the results
+// directory: Records itself for a single-rank run.
+func (r *Run) RankRecords(k int) string {
+	if r.Ranks <= 1 {
+		return r.Records
+	}
+	return strings.TrimSuffix(r.Records, ".jsonl") + fmt.Sprintf(".rank%d.jsonl", k)
+}
+
+// RankStderr is rank k's stderr file.
+func (r *Run) RankStderr(k int) string {
+	if r.Ranks <= 1 {
+		return r.Stderr
+	}
+	return strings.TrimSuffix(r.Stderr, ".stderr") + fmt.Sprintf(".rank%d.stderr", k)
 }

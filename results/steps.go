@@ -13,6 +13,9 @@ import (
 type Steps struct {
 	Runs [][]float64 // ns per measured step, one slice per run
 	GC   [][]uint8   // per run and step: GenBit(g) set for each generation collected in the step
+	// RankPause, for multi-rank runs: each rank's in-step collection pause
+	// (ns) at each step of run 1: who stalled the others, and when.
+	RankPause [][]float64
 }
 
 // GenBit is the bit of generation g in Steps.GC.
@@ -29,6 +32,16 @@ func LoadSteps(dir string) (map[string]*Steps, error) {
 	out := map[string]*Steps{}
 	for _, r := range m.Runs {
 		if r.Status != StatusOK {
+			continue
+		}
+		name := BenchName(r.Case, r.Variant)
+		if out[name] == nil {
+			out[name] = &Steps{}
+		}
+		if r.Ranks > 1 {
+			if err := addRanks(out[name], dir, r); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		path := filepath.Join(dir, r.Records)
@@ -57,12 +70,46 @@ func LoadSteps(dir string) (map[string]*Steps, error) {
 		if err := rd.Err(); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		name := BenchName(r.Case, r.Variant)
-		if out[name] == nil {
-			out[name] = &Steps{}
-		}
 		out[name].Runs = append(out[name].Runs, durs)
 		out[name].GC = append(out[name].GC, gcs)
 	}
 	return out, nil
+}
+
+// addRanks adds a multi-rank run: its global series (the slowest rank at
+// each step, with every rank's collections), and for the first run each
+// rank's own series.
+func addRanks(s *Steps, dir string, r *Run) error {
+	streams, err := readRanks(dir, r)
+	if err != nil {
+		return err
+	}
+	var global []float64
+	var gcs []uint8
+	first := len(s.Runs) == 0
+	for _, st := range streams {
+		steps := st.Measured()
+		var pause []float64
+		for i, step := range steps {
+			if i >= len(global) {
+				global = append(global, 0)
+				gcs = append(gcs, 0)
+			}
+			global[i] = max(global[i], float64(step.DurationNS))
+			p := 0.0
+			for _, e := range step.GC {
+				if e.InStep {
+					gcs[i] |= GenBit(e.Gen)
+					p += float64(e.PauseNS)
+				}
+			}
+			pause = append(pause, p)
+		}
+		if first {
+			s.RankPause = append(s.RankPause, pause)
+		}
+	}
+	s.Runs = append(s.Runs, global)
+	s.GC = append(s.GC, gcs)
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -101,7 +102,7 @@ func (s *Session) Execute(ctx context.Context, cs []*cases.Case, plan []PlannedR
 		m.Runs = append(m.Runs, &results.Run{
 			ID: p.ID, Case: p.Case.Name, Variant: p.Variant.Name, Policy: p.Variant.Policy,
 			Index: p.Index, Order: i, Seed: p.Case.Seed, HashSeed: p.HashSeed, Args: cfg.Args(),
-			Records: p.RecordsPath(), Stderr: p.StderrPath(), Status: results.StatusPending,
+			Records: p.RecordsPath(), Stderr: p.StderrPath(), Status: results.StatusPending, Ranks: max(p.Case.Ranks, 1),
 		})
 	}
 	if err := s.save(m); err != nil {
@@ -131,71 +132,120 @@ func (s *Session) Execute(ctx context.Context, cs []*cases.Case, plan []PlannedR
 }
 
 func (s *Session) runOne(ctx context.Context, script string, p PlannedRun, r *results.Run, n, total int) error {
-	recPath := filepath.Join(s.Dir, r.Records)
-	if err := os.MkdirAll(filepath.Dir(recPath), 0o755); err != nil {
-		return fmt.Errorf("results directory: %w", err)
-	}
-	stderr, err := os.Create(filepath.Join(s.Dir, r.Stderr))
-	if err != nil {
-		return fmt.Errorf("results directory: %w", err)
-	}
-	defer stderr.Close()
 	c := p.Case
-	env := WorkerEnv(ParentEnv(), p.HashSeed, threadsFor(c), c.Env, p.Variant.Env)
-	steps := c.Steps + c.Warmup
+	if err := os.MkdirAll(filepath.Join(s.Dir, filepath.Dir(r.Records)), 0o755); err != nil {
+		return fmt.Errorf("results directory: %w", err)
+	}
+	ranks := max(c.Ranks, 1)
+	port := 0
+	if ranks > 1 {
+		var err error
+		if port, err = FreePort(); err != nil {
+			return err
+		}
+	}
 	python := s.Python
 	if p.Variant.Python != "" {
 		python = p.Variant.Python
 	}
-	w := &Worker{
-		Python: python, Script: script, Args: r.Args, Env: env, RecordsPath: recPath,
-		Stdout: stderr, Stderr: stderr, Grace: s.Grace,
-		Startup: time.Duration(c.Timeouts.Startup), Silence: time.Duration(c.Timeouts.Silence), Total: time.Duration(c.Timeouts.Total),
-	}
-	if s.Progress != nil {
-		w.OnRecord = func(rec bench.Record) {
-			if st, ok := rec.(*bench.Step); ok {
-				s.Progress.Step(r, st.Index+1, steps)
+	steps := c.Steps + c.Warmup
+	workers := make([]*Worker, ranks)
+	for k := range ranks {
+		stderr, err := os.Create(filepath.Join(s.Dir, r.RankStderr(k)))
+		if err != nil {
+			return fmt.Errorf("results directory: %w", err)
+		}
+		defer stderr.Close()
+		var rankEnv map[string]string
+		if ranks > 1 {
+			rankEnv = GroupEnv(k, ranks, port)
+		}
+		w := &Worker{
+			Python: python, Script: script, Args: r.Args,
+			Env:         WorkerEnv(ParentEnv(), p.HashSeed, threadsFor(c), c.Env, p.Variant.Env, rankEnv),
+			RecordsPath: filepath.Join(s.Dir, r.RankRecords(k)),
+			Stdout:      stderr, Stderr: stderr, Grace: s.Grace,
+			Startup: time.Duration(c.Timeouts.Startup), Silence: time.Duration(c.Timeouts.Silence), Total: time.Duration(c.Timeouts.Total),
+		}
+		if k == 0 && s.Progress != nil {
+			w.OnRecord = func(rec bench.Record) {
+				if st, ok := rec.(*bench.Step); ok {
+					s.Progress.Step(r, st.Index+1, steps)
+				}
 			}
 		}
+		workers[k] = w
+	}
+	if s.Progress != nil {
 		s.Progress.RunStart(n, total, r)
 	}
 	start := time.Now()
 	r.Started = &start
-	res, err := w.Run(ctx)
+	res, err := RunGroup(ctx, workers)
 	r.Seconds = time.Since(start).Seconds()
-	if res == nil { // could not start or write at all
+	if res[0] == nil { // could not start or write at all
 		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.ENOEXEC) {
 			r.Status, r.Reason = results.StatusFailed, err.Error()
 			return nil
 		}
 		return err
 	}
-	r.Steps = len(res.Stream.Steps)
-	r.ExitCode = res.ExitCode
-	if m := res.Stream.Meta; m != nil {
+	r.Steps = len(res[0].Stream.Steps)
+	r.ExitCode = res[0].ExitCode
+	if m := res[0].Stream.Meta; m != nil {
 		r.Meta = &results.RunMeta{Python: m.Python.Version, Build: m.Python.Build, Torch: m.Torch, TorchNPU: m.TorchNPU,
 			CUDA: m.CUDA, CANN: m.CANN, Device: m.Device.Kind, DevName: m.Device.Name, Threads: m.Threads, Notes: m.Notes}
 	}
+	failed := firstFailure(res)
 	switch {
 	case err != nil:
 		// Records could not be written: the disk, not the worker, failed.
 		r.Status, r.Reason = results.StatusFailed, err.Error()
 		return err
-	case errors.Is(res.Stopped, context.Canceled):
+	case slices.ContainsFunc(res, func(x *Result) bool { return x != nil && errors.Is(x.Stopped, context.Canceled) }):
 		r.Status, r.Reason = results.StatusInterrupted, fmt.Sprintf("interrupted after %d steps", r.Steps)
-	case res.Failed():
-		r.Status, r.Reason = results.StatusFailed, res.Reason()
-		r.StderrTail = lastLines(res.StderrTail, 20)
+	case failed >= 0:
+		r.Status, r.Reason = results.StatusFailed, res[failed].Reason()
+		if ranks > 1 {
+			r.Reason = fmt.Sprintf("rank %d: %s; the other ranks were stopped", failed, r.Reason)
+		}
+		r.StderrTail = lastLines(res[failed].StderrTail, 20)
+	case ranks == 1:
+		r.Status = results.StatusOK
+		sum := stats.Summarize(res[0].Stream, c.Gate.SpikeFactor)
+		r.Summary = &sum
 	default:
 		r.Status = results.StatusOK
-		sum := stats.Summarize(res.Stream, c.Gate.SpikeFactor)
-		r.Summary = &sum
+		streams := make([]*bench.Stream, ranks)
+		for k := range res {
+			streams[k] = res[k].Stream
+		}
+		sum, rs := stats.MultiRank(streams, c.Gate.SpikeFactor)
+		r.Summary, r.RankSummary = &sum, &rs
 	}
 	if s.Progress != nil {
 		s.Progress.RunEnd(n, total, r)
 	}
 	return nil
+}
+
+// firstFailure is the rank that failed first: one that failed on its own,
+// not because the group stopped it; -1 when none failed.
+func firstFailure(res []*Result) int {
+	first := -1
+	for k, x := range res {
+		if x == nil || !x.Failed() {
+			continue
+		}
+		var re *RankError
+		if !errors.As(x.Stopped, &re) {
+			return k
+		}
+		if first < 0 {
+			first = k
+		}
+	}
+	return first
 }
 
 func (s *Session) save(m *results.Manifest) error {

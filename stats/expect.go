@@ -31,6 +31,9 @@ var aggregates = []aggregate{
 	{"gen2-collections", "gen-2 collections per 1000 steps, pooled", pooledPerK(func(r RunSummary) int { return r.Collections[2] })},
 	{"gen2-pause", "median over runs of the largest gen-2 pause (ns)", medianOf(func(r RunSummary) float64 { return r.MaxPauseNS[2] })},
 	{"unscheduled-collections", "collections other than the policy's scheduled ones, total over runs", total(func(r RunSummary) int { return r.Unscheduled })},
+	{"amplification", "multi-rank: median over runs of global spike rate / mean single-rank spike rate", medianOf(func(r RunSummary) float64 { return r.Amplification })},
+	{"straggler-gc-share", "multi-rank: share of global spikes whose slowest rank was in a collection, pooled", pooledShare(func(r RunSummary) int { return r.StragglerInGC })},
+	{"unscheduled-spikes", "multi-rank: global spikes at steps where no rank ran a scheduled collection, total over runs", total(func(r RunSummary) int { return r.UnscheduledSpikes })},
 }
 
 // ExpectMetrics lists the quantities expect: assertions may name.

@@ -42,6 +42,12 @@ type RunSummary struct {
 	// GCShare is the fraction of measured step time spent in collections
 	// that ran inside steps.
 	GCShare float64
+	// Multi-rank runs only (see RankSummary): the amplification of spikes
+	// by unsynchronised ranks, the global spikes whose slowest rank was in
+	// a collection, and the global spikes off every scheduled step.
+	Amplification     float64 `json:",omitempty"`
+	StragglerInGC     int     `json:",omitempty"`
+	UnscheduledSpikes int     `json:",omitempty"`
 }
 
 // Summarize summarises the measured steps of s. A step is a spike when it

@@ -53,6 +53,7 @@ commands:
   gate       run and check against golden/<host-class>/ baselines; exit 1 on a regression
   golden     manage baselines: golden update [case ...] | show CASE | diff OLD NEW
   report     render results or a comparison: text, markdown, json, junit, html
+  collect    add a run started by torchrun or a cluster launcher (per-rank streams) to a results directory
   ab         interleaved A/B of two environments (-a SPEC -b SPEC case ...); exit 1 when B regresses
   cases      list the built-in cases, or show one (cases list | cases show NAME)
   worker     run one worker process and summarise its records
@@ -82,6 +83,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdAB(ctx, args[1:], stdout, stderr)
 	case "report":
 		return cmdReport(args[1:], stdout, stderr)
+	case "collect":
+		return cmdCollect(args[1:], stdout, stderr)
 	case "worker":
 		return cmdWorker(ctx, args[1:], stdout, stderr)
 	case "version":

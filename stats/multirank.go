@@ -1,0 +1,114 @@
+package stats
+
+import (
+	"github.com/gcjitter/gcjitter/bench"
+)
+
+// RankSummary is what a multi-rank run adds to its summary: how one rank's
+// collections turn into every rank's spikes.
+type RankSummary struct {
+	Ranks int `json:"ranks"`
+	// OwnSpikeRate is, per rank and per 1000 steps, the steps whose own
+	// in-step collection pauses exceed (spikeFactor-1) times the global
+	// median: the spikes that rank would cause alone.
+	OwnSpikeRate []float64 `json:"own_spike_rate"`
+	// GlobalSpikeRate is the spike rate of the global step time (the
+	// slowest rank at each step), per 1000 steps.
+	GlobalSpikeRate float64 `json:"global_spike_rate"`
+	// Amplification is GlobalSpikeRate over the mean OwnSpikeRate: about
+	// the number of ranks when their collections fall on different steps,
+	// about 1 when they collect together; 0 when no rank caused a spike.
+	Amplification float64 `json:"amplification"`
+	// GlobalSpikes and StragglerInGC: the global spikes, and those whose
+	// slowest rank (the largest in-step pause) was in a collection.
+	GlobalSpikes  int `json:"global_spikes"`
+	StragglerInGC int `json:"straggler_in_gc"`
+	// UnscheduledSpikes are global spikes at steps where no rank ran a
+	// scheduled collection (under a manual policy: 0 when ranks agree).
+	UnscheduledSpikes int `json:"unscheduled_spikes"`
+	// SlowestRank counts, per rank, the global spikes it was the straggler of.
+	SlowestRank []int `json:"slowest_rank"`
+}
+
+// MultiRank summarises the ranks of one run. The global step time at each
+// index is the slowest rank's (with a collective every step, the slowest
+// rank sets the pace); the global stream carries every rank's collections,
+// so the returned RunSummary is the run's, as one process's would be.
+func MultiRank(ranks []*bench.Stream, spikeFactor float64) (RunSummary, RankSummary) {
+	rs := RankSummary{Ranks: len(ranks), OwnSpikeRate: make([]float64, len(ranks)), SlowestRank: make([]int, len(ranks))}
+	measured := make([][]*bench.Step, len(ranks))
+	n := -1
+	for r, s := range ranks {
+		measured[r] = s.Measured()
+		if n < 0 || len(measured[r]) < n {
+			n = len(measured[r])
+		}
+	}
+	if n <= 0 {
+		return RunSummary{}, rs
+	}
+	var sm Summarizer
+	global := make([]float64, n)
+	pause := make([][]float64, len(ranks)) // in-step pause per rank and step
+	scheduled := make([]bool, n)
+	for r := range ranks {
+		pause[r] = make([]float64, n)
+	}
+	for k := range n {
+		st := &bench.Step{Index: k}
+		for r := range ranks {
+			s := measured[r][k]
+			st.DurationNS = max(st.DurationNS, s.DurationNS)
+			st.GC = append(st.GC, s.GC...)
+			st.Scheduled = st.Scheduled || s.Scheduled
+			for _, e := range s.GC {
+				if e.InStep {
+					pause[r][k] += float64(e.PauseNS)
+				}
+			}
+		}
+		scheduled[k] = st.Scheduled
+		global[k] = float64(st.DurationNS)
+		sm.Add(st)
+	}
+	sum := sm.Result(spikeFactor)
+	median := sum.P50
+	for r := range ranks {
+		own := 0
+		for k := range n {
+			if pause[r][k] > (spikeFactor-1)*median {
+				own++
+			}
+		}
+		rs.OwnSpikeRate[r] = perK(own, n)
+	}
+	for k := range n {
+		if global[k] <= spikeFactor*median {
+			continue
+		}
+		rs.GlobalSpikes++
+		slowest, best := 0, -1.0
+		for r := range ranks {
+			if pause[r][k] > best {
+				slowest, best = r, pause[r][k]
+			}
+		}
+		rs.SlowestRank[slowest]++
+		if best > 0 {
+			rs.StragglerInGC++
+		}
+		if !scheduled[k] {
+			rs.UnscheduledSpikes++
+		}
+	}
+	rs.GlobalSpikeRate = perK(rs.GlobalSpikes, n)
+	mean := 0.0
+	for _, x := range rs.OwnSpikeRate {
+		mean += x / float64(len(ranks))
+	}
+	if mean > 0 {
+		rs.Amplification = rs.GlobalSpikeRate / mean
+	}
+	sum.Amplification, sum.StragglerInGC, sum.UnscheduledSpikes = rs.Amplification, rs.StragglerInGC, rs.UnscheduledSpikes
+	return sum, rs
+}
