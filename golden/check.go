@@ -2,6 +2,7 @@ package golden
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -57,7 +58,7 @@ func Check(g *Golden, path string, m *results.Manifest) (*Result, error) {
 		}
 		if r.Meta != nil && res.Env.Device == "" {
 			res.Env = Env{Python: r.Meta.Python, Build: r.Meta.Build, Torch: r.Meta.Torch, TorchNPU: r.Meta.TorchNPU,
-				CUDA: r.Meta.CUDA, CANN: r.Meta.CANN, Device: r.Meta.Device, DevName: r.Meta.DevName}
+				CUDA: r.Meta.CUDA, CANN: r.Meta.CANN, Device: r.Meta.Device, DevName: r.Meta.DevName, Worker: filepath.Base(m.Worker)}
 		}
 		byVariant[r.Variant] = append(byVariant[r.Variant], *r.Summary)
 	}

@@ -66,6 +66,10 @@ type Env struct {
 	CANN     string `json:"cann,omitempty"`
 	Device   string `json:"device"`
 	DevName  string `json:"device_name,omitempty"`
+	// Worker is the worker program's content-addressed name: its
+	// allocations are part of the schedule, so a new worker is a new
+	// environment, not a regression.
+	Worker string `json:"worker,omitempty"`
 }
 
 // Size is the experiment the baseline measured; a gate runs the same.
@@ -106,7 +110,7 @@ func (s Schedule) String() string {
 // Key is the environment key in one line.
 func (e Env) Key() string {
 	parts := []string{"python " + e.Python + " (" + e.Build + ")"}
-	for _, kv := range [][2]string{{"torch", e.Torch}, {"torch_npu", e.TorchNPU}, {"cuda", e.CUDA}, {"cann", e.CANN}} {
+	for _, kv := range [][2]string{{"torch", e.Torch}, {"torch_npu", e.TorchNPU}, {"cuda", e.CUDA}, {"cann", e.CANN}, {"worker", e.Worker}} {
 		if kv[1] != "" {
 			parts = append(parts, kv[0]+" "+kv[1])
 		}
@@ -121,7 +125,7 @@ func (e Env) Changes(new Env) []string {
 	for _, f := range []struct{ name, a, b string }{
 		{"python", e.Python, new.Python}, {"python build", e.Build, new.Build}, {"torch", e.Torch, new.Torch},
 		{"torch_npu", e.TorchNPU, new.TorchNPU}, {"cuda", e.CUDA, new.CUDA}, {"cann", e.CANN, new.CANN},
-		{"device", e.Device, new.Device},
+		{"device", e.Device, new.Device}, {"worker", e.Worker, new.Worker},
 	} {
 		if f.a != f.b {
 			out = append(out, fmt.Sprintf("%s %s -> %s", f.name, orNone(f.a), orNone(f.b)))
@@ -196,7 +200,7 @@ func FromResults(m *results.Manifest, dir, caseName, hostClass string) (*Golden,
 			}
 			if r.Meta != nil && !envSet {
 				g.Env = Env{Python: r.Meta.Python, Build: r.Meta.Build, Torch: r.Meta.Torch, TorchNPU: r.Meta.TorchNPU,
-					CUDA: r.Meta.CUDA, CANN: r.Meta.CANN, Device: r.Meta.Device, DevName: r.Meta.DevName}
+					CUDA: r.Meta.CUDA, CANN: r.Meta.CANN, Device: r.Meta.Device, DevName: r.Meta.DevName, Worker: filepath.Base(m.Worker)}
 				envSet = true
 			}
 			vals := map[string]float64{}
