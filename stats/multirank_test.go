@@ -1,0 +1,68 @@
+package stats
+
+import (
+	"testing"
+
+	"github.com/gcjitter/gcjitter/bench"
+	"github.com/google/go-cmp/cmp"
+)
+
+// ranks makes n ranks of 200 steps of 10 ms with a collective every step:
+// every rank's step lasts as long as the slowest rank's work. Rank r
+// collects (a 40 ms pause) at the steps collect(r) returns.
+func ranks(n int, collect func(r int) []int, scheduled bool) []*bench.Stream {
+	const steps = 200
+	work := make([][]int64, n)
+	gcAt := make([]map[int]bool, n)
+	for r := range n {
+		work[r] = make([]int64, steps)
+		gcAt[r] = map[int]bool{}
+		for _, k := range collect(r) {
+			gcAt[r][k] = true
+		}
+		for k := range steps {
+			work[r][k] = 10e6
+			if gcAt[r][k] {
+				work[r][k] += 40e6
+			}
+		}
+	}
+	out := make([]*bench.Stream, n)
+	for r := range n {
+		s := &bench.Stream{}
+		for k := range steps {
+			slowest := int64(0)
+			for q := range n {
+				slowest = max(slowest, work[q][k])
+			}
+			st := &bench.Step{Index: k, DurationNS: slowest, Scheduled: scheduled && gcAt[r][k]}
+			if gcAt[r][k] {
+				st.GC = []bench.GCEvent{{Gen: 2, PauseNS: 40e6, InStep: true, Manual: scheduled}}
+			}
+			s.Steps = append(s.Steps, st)
+		}
+		out[r] = s
+	}
+	return out
+}
+
+func TestMultiRankAmplification(t *testing.T) {
+	// Unsynchronised: rank r collects at 20+r*10 and 120+r*10.
+	apart := ranks(4, func(r int) []int { return []int{20 + r*10, 120 + r*10} }, false)
+	sum, rs := MultiRank(apart, 3)
+	if rs.GlobalSpikes != 8 || rs.Amplification != 4 || rs.StragglerInGC != 8 || rs.UnscheduledSpikes != 8 {
+		t.Errorf("unsynchronised: %+v", rs)
+	}
+	if diff := cmp.Diff([]int{2, 2, 2, 2}, rs.SlowestRank); diff != "" {
+		t.Errorf("stragglers (-want +got):\n%s", diff)
+	}
+	if sum.Collections[2] != 8 || sum.Amplification != 4 {
+		t.Errorf("global summary: %d full collections, amplification %v", sum.Collections[2], sum.Amplification)
+	}
+	// Synchronised (manual): every rank collects at 50, 100, 150.
+	together := ranks(4, func(int) []int { return []int{50, 100, 150} }, true)
+	_, rs = MultiRank(together, 3)
+	if rs.GlobalSpikes != 3 || rs.Amplification != 1 || rs.UnscheduledSpikes != 0 {
+		t.Errorf("synchronised: %+v", rs)
+	}
+}
