@@ -27,10 +27,7 @@ func hostClassFor(ctx context.Context, flagValue string) (string, error) {
 }
 
 func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("gcjitter gate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var f commonFlags
-	f.register(fs)
+	fs, f := measuringFlags("gcjitter gate", stderr)
 	dir := fs.String("golden", "golden", "baselines directory (holds <host-class>/<case>.json)")
 	unknown := fs.String("unknown", "pass", "how an unknown verdict counts: pass (with a warning) or fail")
 	timing := fs.String("timing", "gate", "timing layer: gate (a regression fails) or report (shown, never fails: for noisy shared hosts)")
@@ -98,7 +95,7 @@ unchanged environment), 2 bad input or missing baseline, 3 infrastructure.
 			c.Runs = g.Size.Runs
 		}
 	}
-	m, outDir, code := execute(ctx, &f, cs, stderr)
+	m, outDir, code := execute(ctx, f, cs, stderr)
 	if m == nil || code == exitInterrupted {
 		return code
 	}
@@ -204,10 +201,7 @@ func cmdGolden(ctx context.Context, args []string, stdout, stderr io.Writer) int
 }
 
 func goldenUpdate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("gcjitter golden update", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var f commonFlags
-	f.register(fs)
+	fs, f := measuringFlags("gcjitter golden update", stderr)
 	dir := fs.String("golden", "golden", "baselines directory")
 	from := fs.String("from", "", "make the baselines from this results directory instead of running")
 	if code, ok := parseFlags(fs, args); !ok {
@@ -241,7 +235,7 @@ func goldenUpdate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 		f.hostClass = class
 		var code int
-		m, resDir, code = execute(ctx, &f, cs, stderr)
+		m, resDir, code = execute(ctx, f, cs, stderr)
 		if m == nil || code != exitOK {
 			fmt.Fprintln(stderr, "gcjitter golden update: not every run completed; no baseline written")
 			return code
@@ -421,10 +415,7 @@ func parseSpec(s string) (abSpec, error) {
 }
 
 func cmdAB(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("gcjitter ab", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var f commonFlags
-	f.register(fs)
+	fs, f := measuringFlags("gcjitter ab", stderr)
 	a := fs.String("a", "", "environment A (the baseline): python=PATH,env.NAME=VALUE,...")
 	b := fs.String("b", "", "environment B (the candidate), same form")
 	fs.Usage = func() {
@@ -485,7 +476,7 @@ virtualenvs, before and after a torch upgrade). Exit 1 when B regresses.
 		}
 		c.Variants = vs
 	}
-	m, outDir, code := execute(ctx, &f, cs, stderr)
+	m, outDir, code := execute(ctx, f, cs, stderr)
 	if m == nil || code == exitInterrupted {
 		return code
 	}

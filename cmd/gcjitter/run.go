@@ -43,6 +43,16 @@ func (f *commonFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.reduced, "reduced", false, "run each case at the reduced size it declares for CI (then -runs, -steps, -warmup apply)")
 }
 
+// measuringFlags is the flag set of a command that runs cases, with the
+// common flags registered.
+func measuringFlags(name string, stderr io.Writer) (*flag.FlagSet, *commonFlags) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f := new(commonFlags)
+	f.register(fs)
+	return fs, f
+}
+
 // loadCases resolves the case arguments (or the suite) and applies the
 // overriding flags. Errors are bad input: exit 2.
 func (f *commonFlags) loadCases(args []string) ([]*cases.Case, error) {
@@ -120,10 +130,7 @@ func (f *commonFlags) loadCases(args []string) ([]*cases.Case, error) {
 }
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("gcjitter run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var f commonFlags
-	f.register(fs)
+	fs, f := measuringFlags("gcjitter run", stderr)
 	check := fs.Bool("check", false, "evaluate the cases' expect: assertions; exit 1 when one fails")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "usage: gcjitter run [flags] [case|file ...]\n\nRuns cases (default: the quick suite) and writes a results directory.\n\n")
@@ -137,7 +144,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "gcjitter run: %v\n", err)
 		return exitUsage
 	}
-	m, dir, code := execute(ctx, &f, cs, stderr)
+	m, dir, code := execute(ctx, f, cs, stderr)
 	if m == nil {
 		return code
 	}
