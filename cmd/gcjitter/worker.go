@@ -13,6 +13,7 @@ import (
 
 	"github.com/gcjitter/gcjitter/bench"
 	"github.com/gcjitter/gcjitter/runner"
+	"github.com/gcjitter/gcjitter/stats"
 )
 
 func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -119,43 +120,18 @@ func summarise(w io.Writer, path string, s *bench.Stream) {
 	for _, note := range m.Notes {
 		fmt.Fprintf(w, "note:     %s\n", note)
 	}
-	durs := make([]float64, len(measured))
-	var total, pause float64
-	var maxPause [3]int64
-	for i, st := range measured {
-		durs[i] = float64(st.DurationNS)
-		total += durs[i]
-		for _, e := range st.GC {
-			if e.InStep {
-				pause += float64(e.PauseNS)
-			}
-			maxPause[e.Gen] = max(maxPause[e.Gen], e.PauseNS)
-		}
-	}
-	slices.Sort(durs)
+	r := stats.Summarize(s, stats.DefaultSpikeFactor)
 	fmt.Fprintf(w, "steps:    %d measured, %d warm-up\n", len(measured), len(s.Steps)-len(measured))
-	if len(durs) > 0 {
-		fmt.Fprintf(w, "step time: median %s, p90 %s, p99 %s, max %s\n",
-			ms(quantile(durs, 0.5)), ms(quantile(durs, 0.9)), ms(quantile(durs, 0.99)), ms(durs[len(durs)-1]))
-		fmt.Fprintf(w, "GC share: %.2f%% of measured step time\n", 100*pause/total)
+	if r.Steps > 0 {
+		fmt.Fprintf(w, "step time: median %s, p90 %s, p99 %s, max %s\n", ms(r.P50), ms(r.P90), ms(r.P99), ms(r.Max))
+		fmt.Fprintf(w, "GC share: %.2f%% of measured step time\n", 100*r.GCShare)
 	}
-	n := bench.Collections(measured)
 	fmt.Fprintf(w, "collections (measured steps): gen0 %d, gen1 %d, gen2 %d; max pause gen0 %s, gen1 %s, gen2 %s\n",
-		n[0], n[1], n[2], ms(float64(maxPause[0])), ms(float64(maxPause[1])), ms(float64(maxPause[2])))
+		r.Collections[0], r.Collections[1], r.Collections[2], ms(r.MaxPauseNS[0]), ms(r.MaxPauseNS[1]), ms(r.MaxPauseNS[2]))
 	if len(s.End.GCStats) >= 3 {
 		g := s.End.GCStats
 		fmt.Fprintf(w, "gc.get_stats() over all steps: gen0 %d, gen1 %d, gen2 %d collections\n", g[0].Collections, g[1].Collections, g[2].Collections)
 	}
-}
-
-// quantile of sorted xs by linear interpolation (type 7, as numpy's default).
-func quantile(sorted []float64, q float64) float64 {
-	pos := q * float64(len(sorted)-1)
-	i := int(pos)
-	if i+1 >= len(sorted) {
-		return sorted[len(sorted)-1]
-	}
-	return sorted[i] + (pos-float64(i))*(sorted[i+1]-sorted[i])
 }
 
 func ms(ns float64) string { return fmt.Sprintf("%.3f ms", ns/1e6) }
