@@ -13,7 +13,7 @@ import (
 // collecting less, a slowdown). `gcjitter run -check` evaluates them.
 //
 //	expect:
-//	  - {variant: default, metric: gen2-spike-share, min: 0.8, why: "spikes are full collections"}
+//	  - {variant: default, metric: gen2-spiking-share, min: 0.8, why: "full collections make spikes"}
 //	  - {variant: "threshold:700,10,1000", metric: gen2-collections, below: default}
 //	  - {variant: collect-every-step, metric: p50, ratio_to: default, min: 1.3}
 type Expect struct {

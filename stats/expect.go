@@ -25,15 +25,16 @@ var aggregates = []aggregate{
 	{"gc-spikes", "spikes that contain a collection, per 1000 steps, pooled", pooledPerK(func(r RunSummary) int { return r.SpikesWithGC })},
 	{"gc-spike-share", "share of spikes that contain a collection, pooled (no spikes: 0)", pooledShare(func(r RunSummary) int { return r.SpikesWithGC })},
 	{"gen2-spike-share", "share of spikes that contain a full collection, pooled (no spikes: 0)", pooledShare(func(r RunSummary) int { return r.SpikesWithGen2 })},
+	{"gen2-spiking-share", "share of the steps with a full collection in them that are spikes, pooled (no such step: 0); host noise cannot lower it", pooledOf(func(r RunSummary) (int, int) { return r.SpikesWithGen2, r.Gen2Steps })},
 	{"spike-period", "median over runs of the spike period in steps (0: not periodic)", medianOf(func(r RunSummary) float64 { return r.SpikePeriod })},
 	{"gen0-collections", "gen-0 collections per 1000 steps, pooled", pooledPerK(func(r RunSummary) int { return r.Collections[0] })},
 	{"gen1-collections", "gen-1 collections per 1000 steps, pooled", pooledPerK(func(r RunSummary) int { return r.Collections[1] })},
 	{"gen2-collections", "gen-2 collections per 1000 steps, pooled", pooledPerK(func(r RunSummary) int { return r.Collections[2] })},
 	{"gen2-pause", "median over runs of the largest gen-2 pause (ns)", medianOf(func(r RunSummary) float64 { return r.MaxPauseNS[2] })},
 	{"unscheduled-collections", "collections other than the policy's scheduled ones, total over runs", total(func(r RunSummary) int { return r.Unscheduled })},
-	{"amplification", "multi-rank: median over runs of global spike rate / mean single-rank spike rate", medianOf(func(r RunSummary) float64 { return r.Amplification })},
-	{"straggler-gc-share", "multi-rank: share of global spikes whose slowest rank was in a collection, pooled", pooledShare(func(r RunSummary) int { return r.StragglerInGC })},
-	{"unscheduled-spikes", "multi-rank: global spikes at steps where no rank ran a scheduled collection, total over runs", total(func(r RunSummary) int { return r.UnscheduledSpikes })},
+	{"amplification", "multi-rank: median over runs of the rate of global spikes put down to a collection / mean single-rank spike rate", medianOf(func(r RunSummary) float64 { return r.Amplification })},
+	{"straggler-gc-share", "multi-rank: share of global spikes whose slowest rank was in a collection covering half the excess, pooled", pooledShare(func(r RunSummary) int { return r.StragglerInGC })},
+	{"unscheduled-spikes", "multi-rank: global spikes put down to a collection at steps where no rank ran a scheduled one, total over runs", total(func(r RunSummary) int { return r.UnscheduledSpikes })},
 }
 
 // ExpectMetrics lists the quantities expect: assertions may name.
@@ -100,6 +101,20 @@ func pooledShare(f func(RunSummary) int) func([]RunSummary) float64 {
 			return 0
 		}
 		return float64(n) / float64(spikes)
+	}
+}
+
+func pooledOf(f func(RunSummary) (part, whole int)) func([]RunSummary) float64 {
+	return func(runs []RunSummary) float64 {
+		n, d := 0, 0
+		for _, r := range runs {
+			p, w := f(r)
+			n, d = n+p, d+w
+		}
+		if d == 0 {
+			return 0
+		}
+		return float64(n) / float64(d)
 	}
 }
 

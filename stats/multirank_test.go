@@ -66,3 +66,33 @@ func TestMultiRankAmplification(t *testing.T) {
 		t.Errorf("synchronised: %+v", rs)
 	}
 }
+
+// TestMultiRankHostNoise: spikes the host makes (a rank descheduled, with
+// or without a small young collection in the step) are global spikes but
+// not GC spikes, so they neither inflate the amplification nor count as
+// unscheduled under a manual policy. CI failed on exactly this once: one
+// scheduler stall under manual:40 read as an unscheduled spike.
+func TestMultiRankHostNoise(t *testing.T) {
+	together := ranks(4, func(int) []int { return []int{50, 100, 150} }, true)
+	stall := func(r, k int, youngPauseNS int64) {
+		for q := range together {
+			together[q].Steps[k].DurationNS = 60e6 // the collective makes every rank wait
+		}
+		if youngPauseNS > 0 {
+			together[r].Steps[k].GC = []bench.GCEvent{{Gen: 0, PauseNS: youngPauseNS, InStep: true}}
+		}
+	}
+	stall(1, 33, 0)
+	stall(2, 77, 200e3)
+	_, rs := MultiRank(together, 3)
+	if rs.GlobalSpikes != 5 || rs.StragglerInGC != 3 || rs.UnscheduledSpikes != 0 || rs.Amplification != 1 {
+		t.Errorf("synchronised with two host stalls: %+v", rs)
+	}
+	// The same stall caused by a collection of the size of the excess is a
+	// GC spike off the schedule.
+	stall(3, 120, 45e6)
+	_, rs = MultiRank(together, 3)
+	if rs.UnscheduledSpikes != 1 || rs.StragglerInGC != 4 {
+		t.Errorf("synchronised with an unscheduled collection: %+v", rs)
+	}
+}

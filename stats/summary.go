@@ -24,8 +24,10 @@ type RunSummary struct {
 	// Spikes counts steps longer than SpikeFactor times the run's median;
 	// SpikesWithGC those of them that contain a collection.
 	Spikes, SpikesWithGC int
-	// SpikesWithGen2 counts the spikes that contain a full collection.
+	// SpikesWithGen2 counts the spikes that contain a full collection, out
+	// of Gen2Steps, the steps that contain one.
 	SpikesWithGen2 int
+	Gen2Steps      int `json:",omitempty"`
 	// Unscheduled counts collections other than the policy's own scheduled
 	// gc.collect: under a manual policy it must be 0.
 	Unscheduled int
@@ -122,6 +124,9 @@ func (sm *Summarizer) Result(spikeFactor float64) RunSummary {
 	limit := spikeFactor * r.P50
 	var spikes []int
 	for i, d := range sm.durs {
+		if sm.inGC[i]&inGen2 != 0 {
+			r.Gen2Steps++
+		}
 		if d > limit {
 			r.Spikes++
 			spikes = append(spikes, i)
