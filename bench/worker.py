@@ -224,7 +224,7 @@ def _safe_name(module, index):
 # synthetic batch that returns the tensors the step produced.
 
 
-def build_model(args, torch, device):
+def build_model(args, torch, device, notes):
     if args.model == "none":
         return _build_none(args)
     if torch is None:
@@ -236,7 +236,7 @@ def build_model(args, torch, device):
     if args.model == "gpt":
         return _build_gpt(args, torch, dev)
     if args.model == "resnet":
-        return _build_resnet(args, torch, dev)
+        return _build_resnet(args, torch, dev, notes)
     raise UsageError("unknown model %r (want mlp, gpt, resnet or none)" % args.model)
 
 
@@ -337,13 +337,16 @@ def _build_gpt(args, torch, dev):
     return _train_step(torch, model, opt, loss_fn)
 
 
-def _build_resnet(args, torch, dev):
+def _build_resnet(args, torch, dev, notes):
     try:
         import torchvision
+        model = torchvision.models.resnet18(num_classes=10)
     except ImportError:
-        raise UsageError("model resnet needs torchvision, which is not importable "
-                         "(Debian: apt-get install --no-install-recommends python3-torchvision)")
-    model = torchvision.models.resnet18(num_classes=10).to(dev)
+        # Hosts without torchvision (a bare NPU image, a pip-less venv) still
+        # get the customer's workload: the same ResNet-18 layers, built here.
+        notes.append("resnet: torchvision not importable; using the built-in ResNet-18 (same layers)")
+        model = _resnet18(torch.nn, num_classes=10)
+    model = model.to(dev)
     x = torch.randn(args.batch, 3, args.image, args.image, device=dev)
     y = torch.randint(0, 10, (args.batch,), device=dev)
     opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
@@ -352,6 +355,36 @@ def _build_resnet(args, torch, dev):
         out = m(x)
         return out, torch.nn.functional.cross_entropy(out, y)
     return _train_step(torch, model, opt, loss_fn)
+
+
+def _resnet18(nn, num_classes):
+    """ResNet-18 as torchvision builds it: stem, four stages of two basic
+    blocks (64, 128, 256, 512 channels), average pool, linear head."""
+
+    class Basic(nn.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(cout)
+            self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+            self.bn2 = nn.BatchNorm2d(cout)
+            self.relu = nn.ReLU(inplace=True)
+            self.down = None
+            if stride != 1 or cin != cout:
+                self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+        def forward(self, x):
+            idt = x if self.down is None else self.down(x)
+            out = self.relu(self.bn1(self.conv1(x)))
+            return self.relu(self.bn2(self.conv2(out)) + idt)
+
+    layers = [nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(inplace=True), nn.MaxPool2d(3, 2, 1)]
+    cin = 64
+    for cout, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
+        layers += [Basic(cin, cout, stride), Basic(cout, cout, 1)]
+        cin = cout
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(512, num_classes)]
+    return nn.Sequential(*layers)
 
 
 # --------------------------------------------------------------------------
@@ -727,7 +760,7 @@ def run(args, stream, torch):
         # Ranks see different data in real jobs, so their garbage (and
         # with --garbage-jitter, their GC schedule) differs.
         args.seed += 1000 * rank
-    step_fn = build_model(args, torch, device)
+    step_fn = build_model(args, torch, device, notes)
 
     rng = random.Random(args.seed)
     long_lived = build_long_lived(args.long_lived)

@@ -230,6 +230,109 @@ class FakeTorchNPUOnPathTest(unittest.TestCase):
         self.assertEqual(recs[1]["dev_mem"], 4096)
 
 
+FAKE_CUDA_SITECUSTOMIZE = textwrap.dedent('''
+    """Makes the real torch report one CUDA device, with the calls the worker
+    makes counted and written to $FAKE_CUDA_LOG at exit. Injected on
+    sys.path as sitecustomize, so it runs before the worker's own code."""
+    import atexit, json, os, torch
+
+    calls = {"synchronize": 0, "empty_cache": 0, "set_device": []}
+
+    def _count(name):
+        def f(*a):
+            calls[name] += 1
+        return f
+
+    torch.cuda.is_available = lambda: True
+    torch.cuda.device_count = lambda: 1
+    torch.cuda.set_device = lambda i: calls["set_device"].append(i)
+    torch.cuda.get_device_name = lambda i=None: "H200-fake"
+    torch.cuda.synchronize = _count("synchronize")
+    torch.cuda.empty_cache = _count("empty_cache")
+    torch.cuda.memory_allocated = lambda *a: 8192
+
+    @atexit.register
+    def _dump():
+        with open(os.environ["FAKE_CUDA_LOG"], "w") as f:
+            json.dump(calls, f)
+''')
+
+
+def run_worker_with_path(test, files, argv, extra_env=None):
+    """Runs the whole worker as the runner does, with the given modules
+    written into a directory placed first on sys.path."""
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        test.skipTest("needs torch")
+    with tempfile.TemporaryDirectory() as d:
+        for name, text in files.items():
+            path = os.path.join(d, name)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as f:
+                f.write(text)
+        records = os.path.join(d, "r.jsonl")
+        env = dict(os.environ, PYTHONPATH=d)
+        env.update({k: v.replace("{dir}", d) for k, v in (extra_env or {}).items()})
+        p = subprocess.run([sys.executable, worker.__file__] + argv + ["--records", records],
+                           env=env, stderr=subprocess.PIPE, universal_newlines=True)
+        test.assertEqual(p.returncode, 0, p.stderr)
+        with open(records) as f:
+            recs = [json.loads(line) for line in f]
+        logs = {}
+        for name in os.listdir(d):
+            if name.endswith(".log"):
+                with open(os.path.join(d, name)) as f:
+                    logs[name] = json.load(f)
+        return recs, logs
+
+
+class FakeCUDAOnPathTest(unittest.TestCase):
+    """The whole worker on cuda through the real torch, its torch.cuda made
+    to report one device: every step synchronizes and the empty-cache policy
+    releases the cache once per step. (auto's preference order is tested
+    in DeviceTest; model none on auto never imports torch, so stays on cpu.)"""
+
+    def test_worker_dispatches_to_cuda(self):
+        recs, logs = run_worker_with_path(
+            self, {"sitecustomize.py": FAKE_CUDA_SITECUSTOMIZE},
+            ["--model", "none", "--work", "10", "--device", "cuda",
+             "--policy", "empty-cache-every-step", "--steps", "5", "--warmup", "1"],
+            {"FAKE_CUDA_LOG": "{dir}/cuda.log"})
+        meta = recs[0]
+        self.assertEqual((meta["device"]["kind"], meta["device"]["name"]), ("cuda", "H200-fake"))
+        self.assertEqual(meta["notes"], [])
+        self.assertEqual(logs["cuda.log"], {"synchronize": 6, "empty_cache": 6, "set_device": [0]})
+        self.assertEqual({r["dev_mem"] for r in recs if r["type"] == "step"}, {8192})
+
+
+class ResnetWithoutTorchvisionTest(unittest.TestCase):
+    """Without torchvision the resnet model is the built-in ResNet-18 and
+    the meta record says so."""
+
+    def test_builtin_resnet18(self):
+        broken = "raise ImportError('torchvision hidden by the test')\n"
+        recs, _ = run_worker_with_path(
+            self, {"torchvision/__init__.py": broken},
+            ["--model", "resnet", "--image", "32", "--batch", "2", "--device", "cpu",
+             "--steps", "3", "--warmup", "1", "--threads", "1"])
+        self.assertIn("built-in ResNet-18", " ".join(recs[0]["notes"]))
+        steps = [r for r in recs if r["type"] == "step"]
+        self.assertEqual(len(steps), 4)
+        self.assertEqual(recs[-1]["type"], "end")
+
+    def test_builtin_resnet18_matches_torchvision(self):
+        try:
+            import torch
+            import torchvision
+        except ImportError:
+            self.skipTest("needs torch and torchvision")
+        def shapes(m):
+            return [tuple(p.shape) for p in m.parameters()]
+        self.assertEqual(shapes(worker._resnet18(torch.nn, 10)),
+                         shapes(torchvision.models.resnet18(num_classes=10)))
+
+
 class RecorderTest(unittest.TestCase):
     def test_callback_allocates_no_tracked_objects(self):
         # A net-zero transient allocation is invisible in gc.get_count(), yet
