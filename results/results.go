@@ -5,6 +5,8 @@
 //	DIR/results.bench            one benchfmt line per completed run (benchstat reads it)
 //	DIR/runs/CASE/VARIANT/run-NN.jsonl    each run's record stream, as it arrived
 //	DIR/runs/CASE/VARIANT/run-NN.stderr   each worker's own stderr
+//	DIR/runs/CASE/VARIANT/run-NN.rankK.jsonl, .rankK.stderr   the same per rank
+//	DIR/runs/CASE/VARIANT/run-NN.global.jsonl   a multi-rank run's global step series
 //	DIR/worker/gcjitter-worker-HASH.py    the exact worker that ran
 //
 // The manifest is rewritten atomically after every run, so a results
@@ -106,7 +108,10 @@ type Run struct {
 	// and RankSummary what the ranks did to each other.
 	Ranks       int                `json:"ranks,omitempty"`
 	RankSummary *stats.RankSummary `json:"rank_summary,omitempty"`
-	Meta        *RunMeta           `json:"meta,omitempty"`
+	// Global is the multi-rank run's global step series (JSON lines of
+	// stats.GlobalStep), relative to the results directory.
+	Global string   `json:"global,omitempty"`
+	Meta   *RunMeta `json:"meta,omitempty"`
 }
 
 // RunMeta is the part of a run's meta record that identifies its
@@ -158,6 +163,24 @@ func (r *Run) RankRecords(k int) string {
 		return r.Records
 	}
 	return strings.TrimSuffix(r.Records, ".jsonl") + fmt.Sprintf(".rank%d.jsonl", k)
+}
+
+// WriteGlobalSeries writes a multi-rank run's global step series next to
+// its rank streams, atomically, and records where in r.
+func WriteGlobalSeries(dir string, r *Run, series []stats.GlobalStep) error {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	for i := range series {
+		if err := enc.Encode(&series[i]); err != nil {
+			return err
+		}
+	}
+	rel := strings.TrimSuffix(r.Records, ".jsonl") + ".global.jsonl"
+	if err := atomicfile.Write(filepath.Join(dir, rel), []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("writing the global step series: %w", err)
+	}
+	r.Global = rel
+	return nil
 }
 
 // RankStderr is rank k's stderr file.

@@ -222,6 +222,9 @@ func (s *Session) runOne(ctx context.Context, script string, p PlannedRun, r *re
 		}
 		sum, rs := stats.MultiRank(streams, c.Gate.SpikeFactor)
 		r.Summary, r.RankSummary = &sum, &rs
+		if err := results.WriteGlobalSeries(s.Dir, r, rs.Series); err != nil {
+			return err
+		}
 	}
 	if s.Progress != nil {
 		s.Progress.RunEnd(n, total, r)

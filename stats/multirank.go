@@ -31,8 +31,34 @@ type RankSummary struct {
 	// steps where no rank ran a scheduled one (under a manual policy: 0
 	// unless a rank collects on its own).
 	UnscheduledSpikes int `json:"unscheduled_spikes"`
-	// SlowestRank counts, per rank, the global spikes it was the straggler of.
+	// SlowestRank counts, per rank, the global spikes it was the straggler
+	// of (spikes with no collection in them have none).
 	SlowestRank []int `json:"slowest_rank"`
+	// RankP50 and RankP99 are each rank's own step-time quantiles (ns).
+	// With a collective every step they are nearly the global ones: a rank
+	// that waits for the straggler is as slow as the straggler.
+	RankP50 []float64 `json:"rank_p50"`
+	RankP99 []float64 `json:"rank_p99"`
+	// Series is the global step series, one entry per measured step; it is
+	// written next to the rank streams, not into the manifest.
+	Series []GlobalStep `json:"-"`
+}
+
+// GlobalStep is one step of the global series: the slowest rank's time,
+// the rank with the largest in-step collection pause and that pause, and
+// how the step was classified.
+type GlobalStep struct {
+	Index      int   `json:"i"`
+	DurationNS int64 `json:"ns"`
+	// Straggler is the rank with the largest in-step pause (-1: no rank
+	// collected in this step); with a collective every step every rank's
+	// time includes the wait, so time alone cannot name the straggler.
+	Straggler int   `json:"straggler"`
+	PauseNS   int64 `json:"pause_ns"`
+	Spike     bool  `json:"spike"`
+	// GCSpike: a spike whose straggler's pause covers half its excess.
+	GCSpike   bool `json:"gc_spike"`
+	Scheduled bool `json:"sched"`
 }
 
 // MultiRank summarises the ranks of one run. The global step time at each
@@ -43,8 +69,11 @@ func MultiRank(ranks []*bench.Stream, spikeFactor float64) (RunSummary, RankSumm
 	rs := RankSummary{Ranks: len(ranks), OwnSpikeRate: make([]float64, len(ranks)), SlowestRank: make([]int, len(ranks))}
 	measured := make([][]*bench.Step, len(ranks))
 	n := -1
+	rs.RankP50, rs.RankP99 = make([]float64, len(ranks)), make([]float64, len(ranks))
 	for r, s := range ranks {
 		measured[r] = s.Measured()
+		own := Summarize(s, spikeFactor)
+		rs.RankP50[r], rs.RankP99[r] = own.P50, own.P99
 		if n < 0 || len(measured[r]) < n {
 			n = len(measured[r])
 		}
@@ -88,25 +117,33 @@ func MultiRank(ranks []*bench.Stream, spikeFactor float64) (RunSummary, RankSumm
 		rs.OwnSpikeRate[r] = perK(own, n)
 	}
 	gcSpikes := 0
+	rs.Series = make([]GlobalStep, n)
 	for k := range n {
+		g := &rs.Series[k]
+		g.Index, g.DurationNS, g.Scheduled, g.Straggler = measured[0][k].Index, int64(global[k]), scheduled[k], -1
+		best := 0.0
+		for r := range ranks {
+			if pause[r][k] > best {
+				g.Straggler, best = r, pause[r][k]
+			}
+		}
+		g.PauseNS = int64(best)
 		if global[k] <= spikeFactor*median {
 			continue
 		}
+		g.Spike = true
 		rs.GlobalSpikes++
-		slowest, best := 0, -1.0
-		for r := range ranks {
-			if pause[r][k] > best {
-				slowest, best = r, pause[r][k]
-			}
+		if g.Straggler >= 0 {
+			rs.SlowestRank[g.Straggler]++
 		}
-		rs.SlowestRank[slowest]++
 		// A global spike is put down to GC only when a rank's in-step pause
 		// covers at least half of the step's excess over the median: with
 		// frequent young collections nearly every step holds some pause, and
 		// on a shared host the scheduler makes spikes of its own.
-		if best < 0.5*(global[k]-median) {
+		if best == 0 || best < 0.5*(global[k]-median) {
 			continue
 		}
+		g.GCSpike = true
 		gcSpikes++
 		rs.StragglerInGC++
 		if !scheduled[k] {

@@ -59,6 +59,17 @@ func TestMultiRankAmplification(t *testing.T) {
 	if sum.Collections[2] != 8 || sum.Amplification != 4 {
 		t.Errorf("global summary: %d full collections, amplification %v", sum.Collections[2], sum.Amplification)
 	}
+	// The global series: rank 1's collection at step 30 sets every rank's
+	// pace; step 31 is an ordinary step with no straggler.
+	if diff := cmp.Diff(GlobalStep{Index: 30, DurationNS: 50e6, Straggler: 1, PauseNS: 40e6, Spike: true, GCSpike: true}, rs.Series[30]); diff != "" {
+		t.Errorf("series[30] (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(GlobalStep{Index: 31, DurationNS: 10e6, Straggler: -1}, rs.Series[31]); diff != "" {
+		t.Errorf("series[31] (-want +got):\n%s", diff)
+	}
+	if len(rs.Series) != 200 || rs.RankP50[3] != 10e6 || rs.RankP99[3] != 50e6 {
+		t.Errorf("series of %d steps, rank 3 p50 %v p99 %v", len(rs.Series), rs.RankP50[3], rs.RankP99[3])
+	}
 	// Synchronised (manual): every rank collects at 50, 100, 150.
 	together := ranks(4, func(int) []int { return []int{50, 100, 150} }, true)
 	_, rs = MultiRank(together, 3)

@@ -129,6 +129,10 @@ to a results directory. Call it once per run; runs of one variant accumulate.
 	}
 	sum, rs := stats.MultiRank(streams, *spike)
 	run.Summary, run.RankSummary = &sum, &rs
+	if err := results.WriteGlobalSeries(*out, run, rs.Series); err != nil {
+		fmt.Fprintf(stderr, "gcjitter collect: %v\n", err)
+		return exitInfra
+	}
 	m.Runs = append(m.Runs, run)
 	if err := results.WriteManifest(*out, m); err != nil {
 		fmt.Fprintf(stderr, "gcjitter collect: %v\n", err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gcjitter/gcjitter/internal/testpython"
+	"github.com/gcjitter/gcjitter/runner"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -33,6 +34,13 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("TORCH_PYTHON", py)
 			env.Setenv("HOME", env.WorkDir) // the worker is cached under $HOME/.cache
+			// Scripts that launch ranks themselves need a rendezvous port
+			// nobody else holds; a fixed one fails when CI runs anything else.
+			port, err := runner.FreePort()
+			if err != nil {
+				return err
+			}
+			env.Setenv("FREE_PORT", strconv.Itoa(port))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
