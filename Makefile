@@ -26,12 +26,14 @@ run: build
 	@py="$(PYTHON)"; ./$(BIN) run -python "$$py" -check -o bin/results-$$(date +%Y%m%d-%H%M%S) $(RUN_FLAGS)
 
 # -p 1: one package at a time, so the timing checks of the suite do not
-# compete with another package's workers for a 2-core machine.
+# compete with another package's workers for a 2-core machine. -timeout:
+# cmd/gcjitter starts ~70 torch workers; go test's 10-minute default per
+# package is too close on a loaded host.
 test: build
 	@py="$(PYTHON)"; set -e; \
 	echo "interpreter with torch: $$py"; \
 	$(GO) vet ./...; \
-	GCJITTER_PYTHON="$$py" $(GO) test -count=1 -p 1 ./...; \
+	GCJITTER_PYTHON="$$py" $(GO) test -count=1 -p 1 -timeout 30m ./...; \
 	cd bench && "$$py" -m unittest worker_test
 	@$(MAKE) --no-print-directory fuzz
 

@@ -31,6 +31,7 @@ var aggregates = []aggregate{
 	{"gen1-collections", "gen-1 collections per 1000 steps, pooled", pooledPerK(func(r RunSummary) int { return r.Collections[1] })},
 	{"gen2-collections", "gen-2 collections per 1000 steps, pooled", pooledPerK(func(r RunSummary) int { return r.Collections[2] })},
 	{"gen2-pause", "median over runs of the largest gen-2 pause (ns)", medianOf(func(r RunSummary) float64 { return r.MaxPauseNS[2] })},
+	{"gen2-pause-mean", "mean gen-2 pause, pooled over runs (ns; no full collection: 0); one preempted collection moves it far less than the largest", pooledMean(func(r RunSummary) (float64, int) { return r.PauseNS[2], r.Collections[2] })},
 	{"unscheduled-collections", "collections other than the policy's scheduled ones, total over runs", total(func(r RunSummary) int { return r.Unscheduled })},
 	{"amplification", "multi-rank: median over runs of the rate of global spikes put down to a collection / mean single-rank spike rate", medianOf(func(r RunSummary) float64 { return r.Amplification })},
 	{"straggler-gc-share", "multi-rank: share of global spikes whose slowest rank was in a collection covering half the excess, pooled", pooledShare(func(r RunSummary) int { return r.StragglerInGC })},
@@ -115,6 +116,20 @@ func pooledOf(f func(RunSummary) (part, whole int)) func([]RunSummary) float64 {
 			return 0
 		}
 		return float64(n) / float64(d)
+	}
+}
+
+func pooledMean(f func(RunSummary) (sum float64, n int)) func([]RunSummary) float64 {
+	return func(runs []RunSummary) float64 {
+		sum, n := 0.0, 0
+		for _, r := range runs {
+			s, k := f(r)
+			sum, n = sum+s, n+k
+		}
+		if n == 0 {
+			return 0
+		}
+		return sum / float64(n)
 	}
 }
 

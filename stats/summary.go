@@ -31,8 +31,9 @@ type RunSummary struct {
 	// Unscheduled counts collections other than the policy's own scheduled
 	// gc.collect: under a manual policy it must be 0.
 	Unscheduled int
-	// SpikePeriod is the number of steps between spikes when most of them
-	// (2/3, at least 3) recur on a regular lattice, and 0 when they do not.
+	// SpikePeriod is the number of steps between spikes with a collection
+	// in them when most of those (2/3, at least 3) recur on a regular
+	// lattice, and 0 when they do not.
 	SpikePeriod float64
 	// Collections, total pause and largest pause per generation, counting
 	// collections inside steps and between them.
@@ -129,9 +130,11 @@ func (sm *Summarizer) Result(spikeFactor float64) RunSummary {
 		}
 		if d > limit {
 			r.Spikes++
-			spikes = append(spikes, i)
 			if sm.inGC[i]&inGC != 0 {
 				r.SpikesWithGC++
+				// The period is the collector's: stalls the host makes
+				// are not periodic and would only hide it.
+				spikes = append(spikes, i)
 			}
 			if sm.inGC[i]&inGen2 != 0 {
 				r.SpikesWithGen2++
