@@ -175,7 +175,7 @@ func (e Expect) evaluate(runs map[string][]stats.RunSummary) (bool, string) {
 // show prints a quantity: times in ms, the rest as numbers.
 func show(metric string, v float64) string {
 	switch metric {
-	case "p50", "p90", "p99", "max", "gen2-pause":
+	case "p50", "p90", "p99", "max", "gen2-pause", "gen2-pause-mean":
 		return fmt.Sprintf("%.3gms", v/1e6)
 	}
 	return fmt.Sprintf("%.3g", v)
