@@ -64,6 +64,10 @@ func TestParseBad(t *testing.T) {
 		{"duplicate variant", "name: megatron, ", "name: default, "},
 		{"escaping variant name", "name: megatron, ", "name: ../../etc, "},
 		{"escaping case name", "name: t\n", "name: ../t\n"},
+		{"NUL in variant name", "name: megatron, ", `name: "mega\0tron", `},
+		{"newline in variant name", "name: megatron, ", `name: "mega\ntron", `},
+		{"NUL in case name", "name: t\n", `name: "t\0"` + "\n"},
+		{"newline in case name", "name: t\n", `name: "t\nx"` + "\n"},
 		{"managed env", "FOO: bar", "PYTHONHASHSEED: '1'"},
 		{"too many ranks", "runs: 2", "runs: 2\nranks: 65"},
 		{"duplicate key", "runs: 2", "runs: 2\nruns: 3"},
@@ -96,6 +100,12 @@ func TestParseMessages(t *testing.T) {
 		{"silence: 30s", "silence: soon", `bad.yaml:9: "soon" is not a duration (want e.g. 90s, 10m, 1h)`},
 		{"p99: 7.5%", "p98: 7.5%", `bad.yaml:11: gate.floors: unknown metric "p98"`},
 		{"runs: 2", "runs: 2\nruns: 3", `bad.yaml:6: mapping key "runs" already defined at line 5`},
+		// Names become file names: a NUL or a newline is refused by name, not
+		// left to fail (or worse) when a file is made.
+		{"name: t\n", `name: "t\0"` + "\n", `bad.yaml:1: name: "t\x00" is not a valid case name`},
+		{"name: t\n", `name: "t\nx"` + "\n", `bad.yaml:1: name: "t\nx" is not a valid case name`},
+		{"name: megatron, ", `name: "mega\0tron", `, `bad.yaml:8: variants[1].name: "mega\x00tron" is not a valid variant name`},
+		{"name: megatron, ", `name: "mega\ntron", `, `bad.yaml:8: variants[1].name: "mega\ntron" is not a valid variant name`},
 	} {
 		_, err := Parse([]byte(strings.Replace(good, c.edit, c.repl, 1)), "bad.yaml")
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {

@@ -36,6 +36,8 @@ func TestParseReportsFileAndLine(t *testing.T) {
 		{`"policy": "default",`, `"policy": "default", "extra": 1,`, `g.json:11: not a valid baseline: json: unknown field "extra"`},
 		{`"device": "cpu"`, `"device": ""`, "g.json:6: no device in the environment"},
 		{`"host_class": "test-cpu"`, `"host_class": "../x"`, `g.json:4: host class "../x"`},
+		{`"host_class": "test-cpu"`, `"host_class": "test\u0000cpu"`, `g.json:4: host class "test\x00cpu"`},
+		{`"host_class": "test-cpu"`, `"host_class": "test\ncpu"`, `g.json:4: host class "test\ncpu"`},
 		{"  ]\n}\n", "  ]\n", "g.json:16: not a valid baseline: unexpected EOF"},
 	} {
 		in := strings.Replace(sample, c.from, c.to, 1)
@@ -72,8 +74,10 @@ func TestHostClass(t *testing.T) {
 	if got, _ := HostClass("", results.Host{CPUModel: "x"}); got != "from-env" {
 		t.Errorf("$%s did not win: %q", HostClassEnv, got)
 	}
-	if _, err := HostClass("Bad/Class", results.Host{}); err == nil {
-		t.Error("a class with a slash was accepted")
+	for _, bad := range []string{"Bad/Class", "cpu\x00x", "cpu\nx"} {
+		if _, err := HostClass(bad, results.Host{}); err == nil {
+			t.Errorf("host class %q was accepted", bad)
+		}
 	}
 }
 

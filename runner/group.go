@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -62,6 +63,12 @@ func RunGroup(ctx context.Context, ranks []*Worker) ([]*Result, error) {
 		}()
 	}
 	wg.Wait()
+	// The first rank to fail set the cause. Others may fail on their own a
+	// moment later (a collective whose peer died), and must not be blamed.
+	var first *RankError
+	if errors.As(context.Cause(groupCtx), &first) && results[first.Rank] != nil {
+		results[first.Rank].StoppedGroup = true
+	}
 	for _, err := range errs {
 		if err != nil {
 			return results, err

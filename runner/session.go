@@ -235,6 +235,11 @@ func (s *Session) runOne(ctx context.Context, script string, p PlannedRun, r *re
 // firstFailure is the rank that failed first: one that failed on its own,
 // not because the group stopped it; -1 when none failed.
 func firstFailure(res []*Result) int {
+	for k, x := range res {
+		if x != nil && x.StoppedGroup && x.Failed() {
+			return k
+		}
+	}
 	first := -1
 	for k, x := range res {
 		if x == nil || !x.Failed() {

@@ -62,6 +62,9 @@ type Result struct {
 	// Stopped is why the runner stopped the worker: a *TimeoutError, or the
 	// context's error (cancelled, e.g. by Ctrl-C); nil when it ran its course.
 	Stopped error
+	// StoppedGroup is set by RunGroup on the rank whose failure stopped the
+	// others: the one to blame, not whichever failed rank is lowest.
+	StoppedGroup bool
 }
 
 // Failed reports whether the run did not complete: a non-zero exit, an error
@@ -191,6 +194,7 @@ func (w *Worker) Run(ctx context.Context) (*Result, error) {
 	}
 	readErr := rd.Err()
 	waitErr := cmd.Wait()
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // what it left in its group would disturb the next runs
 
 	res := &Result{Stream: stream, StderrTail: tail.String()}
 	if runCtx.Err() != nil {

@@ -46,6 +46,7 @@ func reread(t *testing.T, path string) *bench.Stream {
 
 func TestKilledWorkerKeepsEveryReceivedStep(t *testing.T) {
 	w, path := longRun(t)
+	defer checkGoroutines(t)()
 	var pid, seen int
 	w.OnRecord = func(r bench.Record) {
 		switch r := r.(type) {
@@ -79,6 +80,7 @@ func TestKilledWorkerKeepsEveryReceivedStep(t *testing.T) {
 
 func TestCancelStopsTheProcessGroup(t *testing.T) {
 	w, path := longRun(t)
+	defer checkGoroutines(t)()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var pid int
@@ -143,6 +145,7 @@ time.sleep(600)
 `), 0o644)
 	w := &runner.Worker{Python: py, Script: script, RecordsPath: filepath.Join(dir, "r.jsonl"),
 		Startup: time.Minute, Silence: 2 * time.Second, Grace: time.Second}
+	defer checkGoroutines(t)()
 	start := time.Now()
 	res, err := w.Run(context.Background())
 	if err != nil {
@@ -167,6 +170,7 @@ func TestStartupTimeout(t *testing.T) {
 	os.WriteFile(script, []byte("import time\ntime.sleep(600)\n"), 0o644)
 	w := &runner.Worker{Python: py, Script: script, RecordsPath: filepath.Join(dir, "r.jsonl"),
 		Startup: time.Second, Silence: time.Minute, Grace: time.Second}
+	defer checkGoroutines(t)()
 	res, err := w.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -190,6 +194,7 @@ func TestDiskFull(t *testing.T) {
 	}
 	defer exec.Command("umount", mnt).Run()
 	w.RecordsPath = filepath.Join(mnt, "records.jsonl")
+	defer checkGoroutines(t)()
 	start := time.Now()
 	res, err := w.Run(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "no space left on device") || !strings.Contains(err.Error(), w.RecordsPath) {
