@@ -176,6 +176,11 @@ func Path(dir, hostClass, caseName string) string {
 // FromResults builds a case's baseline from a results directory's manifest.
 // Run summaries must be there (gcjitter run writes them).
 func FromResults(m *results.Manifest, dir, caseName, hostClass string) (*Golden, error) {
+	// The name becomes a file name under the golden directory: a
+	// hand-edited manifest must not write a baseline anywhere else.
+	if !classRE.MatchString(caseName) {
+		return nil, fmt.Errorf("%s: case name %q is not a valid case name (lower-case letters, digits, '.', '_', '-'); was the manifest edited by hand?", filepath.Join(dir, results.ManifestFile), caseName)
+	}
 	ci := slices.IndexFunc(m.Cases, func(c results.Case) bool { return c.Name == caseName })
 	if ci < 0 {
 		return nil, fmt.Errorf("%s holds no runs of case %s", dir, caseName)

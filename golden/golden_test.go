@@ -97,3 +97,15 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// A case name from a results manifest becomes a file name: one that would
+// leave the golden directory is refused before anything is written.
+func TestFromResultsRefusesEscapingCaseNames(t *testing.T) {
+	for _, name := range []string{"../x", "a/b", "x\x00y", ""} {
+		m := &results.Manifest{Cases: []results.Case{{Name: name}}}
+		_, err := FromResults(m, "res", name, "test-cpu")
+		if err == nil || !strings.Contains(err.Error(), "not a valid case name") {
+			t.Errorf("case %q: err %v, want a refusal", name, err)
+		}
+	}
+}
