@@ -126,19 +126,28 @@ func Compare(pairs []Pair, opt Options) []*Row {
 	return rows
 }
 
+// clean sets aside values no metric can take: non-finite ones, and
+// negative ones (every gcjitter metric is a time, count, rate or share, and
+// a change in percent of a negative baseline means nothing).
 func clean(name string, xs []float64) ([]float64, []string) {
 	out := make([]float64, 0, len(xs))
 	var warn []string
-	bad := 0
+	bad, neg := 0, 0
 	for _, x := range xs {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
+		switch {
+		case math.IsNaN(x) || math.IsInf(x, 0):
 			bad++
-			continue
+		case x < 0:
+			neg++
+		default:
+			out = append(out, x)
 		}
-		out = append(out, x)
 	}
 	if bad > 0 {
 		warn = append(warn, fmt.Sprintf("%s: %d non-finite values ignored", name, bad))
+	}
+	if neg > 0 {
+		warn = append(warn, fmt.Sprintf("%s: %d negative values ignored (times, counts, rates and shares cannot be negative)", name, neg))
 	}
 	return out, warn
 }
