@@ -34,6 +34,7 @@ var aggregates = []aggregate{
 	{"gen2-pause-mean", "mean gen-2 pause, pooled over runs (ns; no full collection: 0); one preempted collection moves it far less than the largest", pooledMean(func(r RunSummary) (float64, int) { return r.PauseNS[2], r.Collections[2] })},
 	{"unscheduled-collections", "collections other than the policy's scheduled ones, total over runs", total(func(r RunSummary) int { return r.Unscheduled })},
 	{"amplification", "multi-rank: median over runs of the rate of global spikes put down to a collection / mean single-rank spike rate", medianOf(func(r RunSummary) float64 { return r.Amplification })},
+	{"over-worst-rank", "multi-rank: median over runs of the rate of global spikes put down to a collection / the largest single-rank spike rate (above 1: the job spikes more often than any one rank)", medianOf(func(r RunSummary) float64 { return r.OverWorstRank })},
 	{"straggler-gc-share", "multi-rank: share of global spikes whose slowest rank was in a collection covering half the excess, pooled", pooledShare(func(r RunSummary) int { return r.StragglerInGC })},
 	{"unscheduled-spikes", "multi-rank: global spikes put down to a collection at steps where no rank ran a scheduled one, total over runs", total(func(r RunSummary) int { return r.UnscheduledSpikes })},
 }

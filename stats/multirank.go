@@ -22,6 +22,9 @@ type RankSummary struct {
 	// about 1 when they collect together; 0 when no rank caused a spike.
 	// Spikes the host makes on its own do not inflate it.
 	Amplification float64 `json:"amplification"`
+	// OverWorstRank is GCGlobalSpikeRate over the largest OwnSpikeRate:
+	// above 1 when the job spikes more often than its worst rank alone.
+	OverWorstRank float64 `json:"over_worst_rank"`
 	// GlobalSpikes are the global spikes; StragglerInGC those whose
 	// slowest rank (the largest in-step pause) was in a collection that
 	// covers at least half of the step's excess over the median.
@@ -152,13 +155,15 @@ func MultiRank(ranks []*bench.Stream, spikeFactor float64) (RunSummary, RankSumm
 	}
 	rs.GlobalSpikeRate = perK(rs.GlobalSpikes, n)
 	rs.GCGlobalSpikeRate = perK(gcSpikes, n)
-	mean := 0.0
+	mean, worst := 0.0, 0.0
 	for _, x := range rs.OwnSpikeRate {
 		mean += x / float64(len(ranks))
+		worst = max(worst, x)
 	}
 	if mean > 0 {
 		rs.Amplification = rs.GCGlobalSpikeRate / mean
+		rs.OverWorstRank = rs.GCGlobalSpikeRate / worst
 	}
-	sum.Amplification, sum.StragglerInGC, sum.UnscheduledSpikes = rs.Amplification, rs.StragglerInGC, rs.UnscheduledSpikes
+	sum.Amplification, sum.OverWorstRank, sum.StragglerInGC, sum.UnscheduledSpikes = rs.Amplification, rs.OverWorstRank, rs.StragglerInGC, rs.UnscheduledSpikes
 	return sum, rs
 }

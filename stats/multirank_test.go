@@ -56,6 +56,9 @@ func TestMultiRankAmplification(t *testing.T) {
 	if diff := cmp.Diff([]int{2, 2, 2, 2}, rs.SlowestRank); diff != "" {
 		t.Errorf("stragglers (-want +got):\n%s", diff)
 	}
+	if rs.OverWorstRank != 4 {
+		t.Errorf("over the worst rank: %v, want 4", rs.OverWorstRank)
+	}
 	if sum.Collections[2] != 8 || sum.Amplification != 4 {
 		t.Errorf("global summary: %d full collections, amplification %v", sum.Collections[2], sum.Amplification)
 	}
@@ -73,7 +76,7 @@ func TestMultiRankAmplification(t *testing.T) {
 	// Synchronised (manual): every rank collects at 50, 100, 150.
 	together := ranks(4, func(int) []int { return []int{50, 100, 150} }, true)
 	_, rs = MultiRank(together, 3)
-	if rs.GlobalSpikes != 3 || rs.Amplification != 1 || rs.UnscheduledSpikes != 0 {
+	if rs.GlobalSpikes != 3 || rs.Amplification != 1 || rs.OverWorstRank != 1 || rs.UnscheduledSpikes != 0 {
 		t.Errorf("synchronised: %+v", rs)
 	}
 }

@@ -49,6 +49,7 @@ type RunSummary struct {
 	// by unsynchronised ranks, the global spikes whose slowest rank was in
 	// a collection, and the global spikes off every scheduled step.
 	Amplification     float64 `json:",omitempty"`
+	OverWorstRank     float64 `json:",omitempty"`
 	StragglerInGC     int     `json:",omitempty"`
 	UnscheduledSpikes int     `json:",omitempty"`
 }
