@@ -167,7 +167,7 @@ func (w *Worker) Run(ctx context.Context) (*Result, error) {
 		n, err := out.Write(p)
 		if err != nil && writeErr == nil {
 			writeErr = err
-			stop(fmt.Errorf("writing %s: %w", w.RecordsPath, err))
+			stop(fmt.Errorf("writing the records: %w", err)) // err names the file
 		}
 		return n, nil // keep draining the pipe so the worker never blocks
 	})), w.RecordsPath)
@@ -215,7 +215,7 @@ func (w *Worker) Run(ctx context.Context) (*Result, error) {
 		writeErr = err
 	}
 	if writeErr != nil {
-		return res, fmt.Errorf("writing %s: %w", w.RecordsPath, writeErr)
+		return res, fmt.Errorf("writing the records: %w", writeErr)
 	}
 	if readErr != nil {
 		return res, fmt.Errorf("reading records: %w", readErr)

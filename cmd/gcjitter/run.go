@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -245,6 +246,9 @@ func execute(ctx context.Context, f *commonFlags, cs []*cases.Case, stderr io.Wr
 			return m, dir, exitUsage
 		}
 		fmt.Fprintf(stderr, "gcjitter: %v\n", err)
+		if m != nil && slices.ContainsFunc(m.Runs, func(r *results.Run) bool { return r.Status == results.StatusOK }) {
+			fmt.Fprintf(stderr, "gcjitter: completed runs are kept in %s; fix the cause (free space, permissions) and run again with another -o\n", dir)
+		}
 		return m, dir, exitInfra
 	}
 	failed := 0
