@@ -50,7 +50,7 @@ func HTML(w io.Writer, d *Doc) error {
 	if d.Comparison == nil {
 		labels = [2]string{"runs", ""}
 	}
-	for _, bench := range benchOrder(d) {
+	for si, bench := range benchOrder(d) {
 		sides := d.Steps[bench]
 		sec := htmlSection{Bench: bench}
 		for i, s := range sides {
@@ -61,7 +61,7 @@ func HTML(w io.Writer, d *Doc) error {
 			if err != nil {
 				return err
 			}
-			sec.Charts = append(sec.Charts, svg)
+			sec.Charts = append(sec.Charts, htmlChart{SVG: svg})
 		}
 		for i, s := range sides {
 			if s == nil || len(s.RankPause) == 0 {
@@ -71,18 +71,25 @@ func HTML(w io.Writer, d *Doc) error {
 			if err != nil {
 				return err
 			}
-			sec.Charts = append(sec.Charts, svg)
-			sec.MultiRank = true
+			// The per-rank view is a figure of its own, with an id and the
+			// ranks named, so a reader (and a test) can tell it was drawn.
+			ranks := make([]string, len(s.RankPause))
+			for r := range ranks {
+				ranks[r] = fmt.Sprint(r)
+			}
+			sec.Charts = append(sec.Charts, htmlChart{SVG: svg, Class: "per-rank", ID: fmt.Sprintf("per-rank-%d-%s", si+1, labels[i]),
+				Caption: fmt.Sprintf("%s: per-rank view of ranks %s", labels[i], strings.Join(ranks, ", "))})
+			page.MultiRank = true
 		}
 		if q, err := quantileSVG(sides, labels); err != nil {
 			return err
 		} else if q != "" {
-			sec.Charts = append(sec.Charts, q)
+			sec.Charts = append(sec.Charts, htmlChart{SVG: q})
 		}
 		if h, err := histogramSVG(sides, labels); err != nil {
 			return err
 		} else if h != "" {
-			sec.Charts = append(sec.Charts, h)
+			sec.Charts = append(sec.Charts, htmlChart{SVG: h})
 		}
 		page.Sections = append(page.Sections, sec)
 	}
@@ -159,6 +166,9 @@ type htmlPage struct {
 	Rows     []htmlRow
 	Sections []htmlSection
 	Facts    [][2]string
+	// MultiRank: some section has a per-rank view (and the footer says
+	// how to read it).
+	MultiRank bool
 }
 
 type htmlRow struct {
@@ -166,9 +176,15 @@ type htmlRow struct {
 }
 
 type htmlSection struct {
-	Bench     string
-	Charts    []template.HTML
-	MultiRank bool
+	Bench  string
+	Charts []htmlChart
+}
+
+// htmlChart is one figure; Class, ID and Caption are set for the per-rank
+// view only.
+type htmlChart struct {
+	SVG                template.HTML
+	Class, ID, Caption string
 }
 
 // svgOf renders a plot as inline SVG (without its XML prolog).
@@ -448,8 +464,8 @@ figure { margin: 8px 0 18px; } svg { max-width: 100%; height: auto; }
 {{if or (eq .Verdict "regressed") (eq .Verdict "improved")}}<tr><td></td><td colspan="7" class="reason">{{.Reason}}</td></tr>{{end}}{{end}}</table>
 {{with .Comparison.Notes}}<h3>Notes</h3><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}{{end}}
 {{range .Sections}}<h2>{{.Bench}}</h2>
-{{range .Charts}}<figure>{{.}}</figure>{{end}}{{end}}
-{{if .Sections}}<p class="reason">Series: each bucket of steps is drawn by its fastest and slowest step, so every spike shows; steps containing a collection are marked by generation (young collections only when the run is drawn whole). Multi-rank runs show the global step time (the slowest rank at each step) and a per-rank view of each rank's collection pauses.</p>{{end}}
+{{range .Charts}}<figure{{with .Class}} class="{{.}}"{{end}}{{with .ID}} id="{{.}}"{{end}}>{{with .Caption}}<figcaption>{{.}}</figcaption>{{end}}{{.SVG}}</figure>{{end}}{{end}}
+{{if .Sections}}<p class="reason">Series: each bucket of steps is drawn by its fastest and slowest step, so every spike shows; steps containing a collection are marked by generation (young collections only when the run is drawn whole).{{if .MultiRank}} Multi-rank runs show the global step time (the slowest rank at each step) and a per-rank view of each rank's collection pauses.{{end}}</p>{{end}}
 {{with .Facts}}<h2>Environment and host</h2><table class="facts">{{range .}}<tr><td>{{index . 0}}</td><td>{{index . 1}}</td></tr>{{end}}</table>{{end}}
 <script>document.body.dataset.ready = "1";</script>
 </body></html>

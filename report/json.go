@@ -22,6 +22,7 @@ type jsonDoc struct {
 	Verdicts  map[string]int `json:"verdicts"`
 	Notes     []string       `json:"notes"`
 	Rows      []jsonRow      `json:"rows"`
+	Spikes    []jsonBench    `json:"spikes"`
 	Schedules []jsonSchedule `json:"schedules,omitempty"`
 	Failed    []jsonFailed   `json:"failed_runs"`
 }
@@ -54,6 +55,37 @@ type jsonRow struct {
 	Warnings   []string `json:"warnings"`
 }
 
+// jsonBench is a benchmark's spike line: per side, null where the side
+// has no run summaries (benchfmt input).
+type jsonBench struct {
+	Bench string      `json:"bench"`
+	Old   *jsonSpikes `json:"old"`
+	New   *jsonSpikes `json:"new"`
+}
+
+type jsonSpikes struct {
+	Runs           int      `json:"runs"`
+	Steps          int      `json:"steps"`
+	StepsPerRun    int      `json:"steps_per_run"`
+	Spikes         int      `json:"spikes"`
+	SpikesWithGC   int      `json:"spikes_with_gc"`
+	SpikesPerKStep float64  `json:"spikes_per_kstep"`
+	WithGCFraction *float64 `json:"with_gc_fraction"` // null without spikes
+	PeriodSteps    *float64 `json:"period_steps"`     // null unless most runs spike periodically
+}
+
+func spikesJSON(sp *sideSpikes) *jsonSpikes {
+	if sp == nil {
+		return nil
+	}
+	j := &jsonSpikes{Runs: sp.Runs, Steps: sp.Steps, StepsPerRun: sp.stepsPerRun(), Spikes: sp.Spikes, SpikesWithGC: sp.WithGC,
+		SpikesPerKStep: sp.perKStep(), WithGCFraction: finite(sp.withGCFraction())}
+	if sp.Period > 0 {
+		j.PeriodSteps = &sp.Period
+	}
+	return j
+}
+
 type jsonSchedule struct {
 	Case       string              `json:"case"`
 	Baseline   string              `json:"baseline"`
@@ -82,7 +114,7 @@ func finite(f float64) *float64 {
 // shows, with the verdict reasons.
 func JSON(w io.Writer, d *Doc) error {
 	out := jsonDoc{Schema: JSONSchema, Kind: d.Kind, Title: d.Title, Generated: d.Generated.UTC().Format("2006-01-02T15:04:05Z"),
-		Verdicts: map[string]int{}, Notes: []string{}, Rows: []jsonRow{}, Failed: []jsonFailed{}}
+		Verdicts: map[string]int{}, Notes: []string{}, Rows: []jsonRow{}, Spikes: []jsonBench{}, Failed: []jsonFailed{}}
 	for v, n := range d.Counts() {
 		out.Verdicts[string(v)] = n
 	}
@@ -92,6 +124,7 @@ func JSON(w io.Writer, d *Doc) error {
 	if c := d.Comparison; c != nil {
 		out.Old, out.New, out.Alpha = c.Old.Path, c.New.Path, c.Alpha
 		out.Notes = append(out.Notes, c.Notes...)
+		seen := map[string]bool{}
 		for _, r := range c.Rows {
 			better := "lower"
 			if r.Better > 0 {
@@ -103,6 +136,13 @@ func JSON(w io.Writer, d *Doc) error {
 				P: finite(r.P), PAdjusted: finite(r.PAdj), Floor: r.Floor, Verdict: string(r.Verdict), Reason: r.Reason,
 				RunsNeeded: r.RunsNeeded, Warnings: append([]string{}, r.Warnings...)}
 			out.Rows = append(out.Rows, row)
+			if seen[r.Bench] {
+				continue
+			}
+			seen[r.Bench] = true
+			if sp := benchSpikes(c, r.Bench); sp[0] != nil || sp[1] != nil {
+				out.Spikes = append(out.Spikes, jsonBench{Bench: r.Bench, Old: spikesJSON(sp[0]), New: spikesJSON(sp[1])})
+			}
 		}
 	}
 	for _, s := range d.Schedules {

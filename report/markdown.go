@@ -51,7 +51,11 @@ func Markdown(w io.Writer, d *Doc) {
 		for _, r := range c.Rows {
 			if r.Bench != bench {
 				bench = r.Bench
-				fmt.Fprintf(w, "\n### `%s`\n\n| metric | old | new | change [95%% CI] | p | n | verdict |\n|---|---|---|---|---|---|---|\n", bench)
+				fmt.Fprintf(w, "\n### `%s`\n\n", bench)
+				if sp := spikeText(c, bench); sp != "" {
+					fmt.Fprintf(w, "%s\n\n", sp)
+				}
+				fmt.Fprint(w, "| metric | old | new | change [95% CI] | p | n | verdict |\n|---|---|---|---|---|---|---|\n")
 			}
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d+%d | %s |\n", r.Metric, fmtEst(r.OldEst, r.Unit, r.Exact), fmtEst(r.NewEst, r.Unit, r.Exact),
 				fmtChange(r), fmtP(r), len(r.Old), len(r.New), verdictMark(r))

@@ -8,15 +8,23 @@ import (
 // Formats are the report formats (the -format flag's contract).
 var Formats = []string{"text", "markdown", "json", "junit", "html"}
 
-// Render writes d in format.
+// Render writes d in format; text is coloured when w is a terminal
+// (ColorFor), so a file or a buffer never holds escape codes.
 func Render(w io.Writer, format string, d *Doc) error {
+	return RenderColor(w, format, d, ColorFor(w))
+}
+
+// RenderColor is Render with the colour of the text format decided by the
+// caller: for output buffered on its way to a terminal, color is
+// ColorFor(the terminal); anything written to a file passes false.
+func RenderColor(w io.Writer, format string, d *Doc, color bool) error {
 	switch format {
 	case "text":
 		if d.Comparison != nil {
 			for _, s := range d.Schedules {
 				fmt.Fprintln(w, s.Text())
 			}
-			TextColor(w, d.Comparison, ColorFor(w))
+			TextColor(w, d.Comparison, color)
 		}
 		for _, r := range d.FailedRuns() {
 			fmt.Fprintf(w, "run %s %s: %s\n", r.ID, r.Status, r.Reason)

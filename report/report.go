@@ -84,38 +84,84 @@ func tested(rows []*stats.Row) int {
 // spikeLine describes each side's spikes for a gcjitter results directory:
 // rate, attribution to collections, period.
 func spikeLine(w io.Writer, c *results.Comparison, bench string) {
+	if s := spikeText(c, bench); s != "" {
+		fmt.Fprintf(w, "  %s\n", s)
+	}
+}
+
+// spikeText is a benchmark's spike line ("" for sides without run
+// summaries, e.g. benchfmt files): text and Markdown print the same words.
+func spikeText(c *results.Comparison, bench string) string {
 	var parts []string
-	for _, side := range []struct {
-		label string
-		d     *results.Data
-	}{{"old", c.Old}, {"new", c.New}} {
-		runs := side.d.Runs[bench]
+	for i, sp := range benchSpikes(c, bench) {
+		if sp != nil {
+			parts = append(parts, sp.text([2]string{"old", "new"}[i]))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// sideSpikes is one side's spikes in a benchmark, pooled over its runs;
+// JSON carries the same figures the spike line prints.
+type sideSpikes struct {
+	Runs, Steps, Spikes, WithGC int
+	// Period is the median spike period of the runs that have one, when
+	// most runs do; 0 otherwise.
+	Period float64
+}
+
+// benchSpikes is each side's spikes (nil where a side has no run
+// summaries for bench).
+func benchSpikes(c *results.Comparison, bench string) [2]*sideSpikes {
+	var out [2]*sideSpikes
+	for i, d := range []*results.Data{c.Old, c.New} {
+		runs := d.Runs[bench]
 		if len(runs) == 0 {
 			continue
 		}
-		var spikes, withGC, steps int
+		sp := &sideSpikes{Runs: len(runs)}
 		var periods []float64
 		for _, r := range runs {
-			spikes += r.Spikes
-			withGC += r.SpikesWithGC
-			steps += r.Steps
+			sp.Spikes += r.Spikes
+			sp.WithGC += r.SpikesWithGC
+			sp.Steps += r.Steps
 			if r.SpikePeriod > 0 {
 				periods = append(periods, r.SpikePeriod)
 			}
 		}
-		s := fmt.Sprintf("%s %d runs x %d steps: %.1f spikes/kstep", side.label, len(runs), steps/len(runs), 1000*float64(spikes)/float64(max(steps, 1)))
-		if spikes > 0 {
-			s += fmt.Sprintf(", %.0f%% in a collection", 100*float64(withGC)/float64(spikes))
-		}
 		if 2*len(periods) > len(runs) {
 			sort.Float64s(periods)
-			s += fmt.Sprintf(", periodic every %.0f steps", stats.Quantile(periods, 0.5))
+			sp.Period = stats.Quantile(periods, 0.5)
 		}
-		parts = append(parts, s)
+		out[i] = sp
 	}
-	if len(parts) > 0 {
-		fmt.Fprintf(w, "  %s\n", strings.Join(parts, "; "))
+	return out
+}
+
+func (sp *sideSpikes) stepsPerRun() int { return sp.Steps / sp.Runs }
+
+func (sp *sideSpikes) perKStep() float64 {
+	return 1000 * float64(sp.Spikes) / float64(max(sp.Steps, 1))
+}
+
+// withGCFraction is the share of spikes that held a collection; NaN
+// without spikes.
+func (sp *sideSpikes) withGCFraction() float64 {
+	if sp.Spikes == 0 {
+		return math.NaN()
 	}
+	return float64(sp.WithGC) / float64(sp.Spikes)
+}
+
+func (sp *sideSpikes) text(label string) string {
+	s := fmt.Sprintf("%s %d runs x %d steps: %.1f spikes/kstep", label, sp.Runs, sp.stepsPerRun(), sp.perKStep())
+	if sp.Spikes > 0 {
+		s += fmt.Sprintf(", %.0f%% in a collection", 100*sp.withGCFraction())
+	}
+	if sp.Period > 0 {
+		s += fmt.Sprintf(", periodic every %.0f steps", sp.Period)
+	}
+	return s
 }
 
 // fmtEst prints a median and its interval; an exact count has none.

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"flag"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -42,6 +43,19 @@ func fixture() *Doc {
 		new.AddValue(b, "p50-ns/step", 36e6*noise())
 		old.AddValue(b, "max-ns/step", 90e6*(1+0.3*rng.NormFloat64()))
 		new.AddValue(b, "max-ns/step", 95e6*(1+0.3*rng.NormFloat64()))
+	}
+	// Run summaries, as a results directory has them, so the spike line is
+	// golden-tested: periodic spikes (old default), spikes periodic in only
+	// half the runs, so no period (new default), a side without summaries
+	// (old manual:50, like benchfmt input) and a side without spikes.
+	for i := range 10 {
+		old.Runs[a] = append(old.Runs[a], stats.RunSummary{Steps: 2000, Spikes: 50, SpikesWithGC: 48, SpikePeriod: 40 + float64(i%3)})
+		newRun := stats.RunSummary{Steps: 2000, Spikes: 62 + 2*(i%2), SpikesWithGC: 30}
+		if i%2 == 0 {
+			newRun.SpikePeriod = 33
+		}
+		new.Runs[a] = append(new.Runs[a], newRun)
+		new.Runs[b] = append(new.Runs[b], stats.RunSummary{Steps: 2000})
 	}
 	c := results.Compare(old, new, results.CompareOptions{})
 	g := &golden.Golden{Case: "demo", HostClass: "ci-cpu", Env: golden.Env{Python: "3.11.2", Build: "main", Torch: "1.13.0", Device: "cpu"},
@@ -256,11 +270,97 @@ func TestColourOnlyWhenAsked(t *testing.T) {
 	if !bytes.Contains(colored.Bytes(), []byte("\033[31;1mregressed\033[0m")) {
 		t.Error("a regression is not red with colour on")
 	}
-	t.Setenv("NO_COLOR", "1")
-	if ColorFor(os.Stdout) {
-		t.Error("colour despite NO_COLOR")
+	// RenderColor is how a command colours text it buffers for a terminal.
+	var rendered bytes.Buffer
+	if err := RenderColor(&rendered, "text", d, true); err != nil {
+		t.Fatal(err)
 	}
-	if ColorFor(&plain) {
-		t.Error("colour for a buffer")
+	if !bytes.Contains(rendered.Bytes(), []byte("\033[31;1mregressed\033[0m")) {
+		t.Error("RenderColor(..., true) does not colour the text")
+	}
+}
+
+// TestColorFor is the decision every command makes for its standard
+// output: colour on a terminal only, never with NO_COLOR or TERM=dumb,
+// never into a buffer or a file.
+func TestColorFor(t *testing.T) {
+	t.Setenv("NO_COLOR", "")
+	t.Setenv("TERM", "xterm")
+	// A pseudo-terminal stands in for the user's terminal.
+	tty, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	defer tty.Close()
+	file, err := os.Create(filepath.Join(t.TempDir(), "report.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	for _, c := range []struct {
+		name, noColor, term string
+		w                   io.Writer
+		want                bool
+	}{
+		{"terminal", "", "xterm", tty, true},
+		{"terminal without TERM", "", "", tty, true},
+		{"terminal with NO_COLOR", "1", "xterm", tty, false},
+		{"dumb terminal", "", "dumb", tty, false},
+		{"file", "", "xterm", file, false},
+		{"buffer", "", "xterm", &bytes.Buffer{}, false},
+	} {
+		t.Setenv("NO_COLOR", c.noColor)
+		t.Setenv("TERM", c.term)
+		if got := ColorFor(c.w); got != c.want {
+			t.Errorf("%s: ColorFor = %v, want %v", c.name, got, c.want)
+		}
+	}
+	// Render decides by its writer: a file never gets escape codes, even
+	// where a terminal would.
+	t.Setenv("NO_COLOR", "")
+	t.Setenv("TERM", "xterm")
+	for _, format := range []string{"text", "markdown", "json", "junit", "html"} {
+		if err := Render(file, format, fixture()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(file.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b, []byte("\033[")) {
+		t.Error("escape codes in a report written to a file")
+	}
+}
+
+// TestHTMLPerRankView: the per-rank view is its own figure, with an id and
+// the ranks named, only when a side has per-rank data; a single-rank page
+// says nothing about ranks.
+func TestHTMLPerRankView(t *testing.T) {
+	const bench = "GCJitter/case=demo/variant=default"
+	render := func(ranks int) string {
+		d := fixture()
+		s := syntheticSteps(1, 200, 1)
+		for r := range ranks {
+			pauses := make([]float64, 200)
+			pauses[7+r] = 5e6
+			s.RankPause = append(s.RankPause, pauses)
+		}
+		d.Steps = map[string][2]*results.Steps{bench: {syntheticSteps(1, 200, 1), s}}
+		var b bytes.Buffer
+		if err := HTML(&b, d); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	multi := render(3)
+	if want := `<figure class="per-rank" id="per-rank-1-new"><figcaption>new: per-rank view of ranks 0, 1, 2</figcaption>`; !strings.Contains(multi, want) {
+		t.Errorf("multi-rank page lacks %s", want)
+	}
+	if strings.Contains(multi, `id="per-rank-1-old"`) {
+		t.Error("a per-rank view for the side without ranks")
+	}
+	if single := render(0); strings.Contains(single, "per-rank") || strings.Contains(single, "rank 0") {
+		t.Error("a single-rank page mentions a per-rank view")
 	}
 }

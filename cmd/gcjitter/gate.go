@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -59,21 +60,30 @@ unchanged environment), 2 bad input or missing baseline, 3 infrastructure.
 		fmt.Fprintf(stderr, "gcjitter gate: %v\n", err)
 		return exitUsage
 	}
-	class, err := hostClassFor(ctx, f.hostClass)
+	host := runner.ProbeHost(ctx)
+	class, err := golden.HostClass(f.hostClass, host)
 	if err != nil {
 		fmt.Fprintf(stderr, "gcjitter gate: %v\n", err)
 		return exitUsage
 	}
 	f.hostClass = class
-	// Every baseline must be there and sound before anything runs.
+	// Every baseline must be there, sound and of this host's device kind
+	// before anything runs.
 	goldens := map[string]*golden.Golden{}
-	for _, c := range cs {
+	var missing, missingArgs []string
+	for i, c := range cs {
 		path := golden.Path(*dir, class, c.Name)
 		g, err := golden.Read(path)
 		if errors.Is(err, golden.ErrMissing) {
-			fmt.Fprintf(stderr, "gcjitter gate: no baseline for case %s on host class %s (%s); create it on this host with:\n  gcjitter golden update -golden %s -host-class %s%s %s\n",
-				c.Name, class, path, *dir, class, reducedFlag(f.reduced), c.Name)
-			return exitUsage
+			missing = append(missing, fmt.Sprintf("no baseline for case %s on host class %s (%s)", c.Name, class, path))
+			// The case as given (a file path stays a path): golden update
+			// resolves it the same way.
+			arg := c.Name
+			if fs.NArg() > 0 {
+				arg = fs.Arg(i)
+			}
+			missingArgs = append(missingArgs, arg)
+			continue
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "gcjitter gate: %v\n", err)
@@ -81,6 +91,11 @@ unchanged environment), 2 bad input or missing baseline, 3 infrastructure.
 		}
 		if g.Case != c.Name || g.HostClass != class {
 			fmt.Fprintf(stderr, "gcjitter gate: %s holds case %s of host class %s, not %s of %s; it was moved or renamed: update it\n", path, g.Case, g.HostClass, c.Name, class)
+			return exitUsage
+		}
+		if kind, why := deviceKindFor(c, host); kind != "" && kind != g.Env.Device {
+			fmt.Fprintf(stderr, "gcjitter gate: %s was made on %s (%s), but case %s would run on %s here (%s); nothing was run. Compare a host only with baselines of its own device kind: gate against this host's baselines (-host-class), or run on %s with -device %s where there is one\n",
+				path, g.Env.Device, g.Env.DevName, c.Name, kind, why, g.Env.Device, g.Env.Device)
 			return exitUsage
 		}
 		goldens[c.Name] = g
@@ -94,6 +109,16 @@ unchanged environment), 2 bad input or missing baseline, 3 infrastructure.
 		if f.runs == 0 {
 			c.Runs = g.Size.Runs
 		}
+	}
+	if len(missing) > 0 {
+		for i, msg := range missing {
+			if i == len(missing)-1 {
+				msg += map[bool]string{true: "; create it on this host with:", false: "; create them on this host with:"}[len(missing) == 1]
+			}
+			fmt.Fprintf(stderr, "gcjitter gate: %s\n", msg)
+		}
+		fmt.Fprintf(stderr, "  %s\n", updateCommand(f, *dir, fs, missingArgs))
+		return exitUsage
 	}
 	m, outDir, code := execute(ctx, f, cs, stderr)
 	if m == nil || code == exitInterrupted {
@@ -135,7 +160,9 @@ unchanged environment), 2 bad input or missing baseline, 3 infrastructure.
 	}
 	cmp := results.Compare(old, newData, results.CompareOptions{})
 	fmt.Fprintf(w, "\ntiming layer (%s):\n", map[string]string{"gate": "gated", "report": "reported only"}[*timing])
-	report.Text(w, cmp)
+	// The terminal gets colour, gate.txt never does.
+	report.TextColor(stdout, cmp, report.ColorFor(stdout))
+	report.Text(&text, cmp)
 	unknowns := 0
 	for _, r := range cmp.Rows {
 		if r.Verdict == stats.Unknown {
@@ -176,11 +203,68 @@ unchanged environment), 2 bad input or missing baseline, 3 infrastructure.
 	return exitOK
 }
 
-func reducedFlag(on bool) string {
-	if on {
-		return " -reduced"
+// updateCommand is the golden update command that makes the missing
+// baselines the way this gate would have run them: the same interpreter,
+// size, device, variants and directory, the case arguments as given. It
+// works as printed (shell-quoted).
+func updateCommand(f *commonFlags, dir string, fs *flag.FlagSet, args []string) string {
+	cmd := []string{"gcjitter", "golden", "update", "-golden", dir, "-host-class", f.hostClass}
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	for _, name := range []string{"python", "device", "reduced", "runs", "steps", "warmup", "filter"} {
+		if !set[name] {
+			continue
+		}
+		if name == "reduced" {
+			if f.reduced {
+				cmd = append(cmd, "-reduced")
+			}
+			continue
+		}
+		cmd = append(cmd, "-"+name, fs.Lookup(name).Value.String())
 	}
-	return ""
+	if len(fs.Args()) == 0 && f.suite != "quick" {
+		cmd = append(cmd, "-suite", f.suite)
+	}
+	cmd = append(cmd, args...)
+	for i, a := range cmd {
+		cmd[i] = shellQuote(a)
+	}
+	return strings.Join(cmd, " ")
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// deviceKindFor is the device kind a case's workers will run on, known
+// before any run, and why; "" when only the runs can tell. An explicit
+// device is its kind. auto is cpu where the worker does not import torch
+// (model none, one rank) or the host has no CUDA or NPU device; on a host
+// with one it depends on the interpreter's torch build (a CPU-only torch
+// falls back to cpu), which the check after the runs settles.
+func deviceKindFor(c *cases.Case, h results.Host) (kind, why string) {
+	d := c.Workload.Device
+	if d != "auto" && d != "" {
+		kind, _, _ := strings.Cut(d, ":")
+		return kind, "device " + d
+	}
+	if c.Workload.Model == "none" && c.Ranks <= 1 {
+		return "cpu", "device auto with model none, which runs without torch"
+	}
+	if len(h.GPUs) > 0 {
+		return "", ""
+	}
+	for _, dev := range []string{"/dev/nvidiactl", "/dev/nvidia0", "/dev/davinci0", "/dev/davinci_manager"} {
+		if _, err := os.Stat(dev); err == nil {
+			return "", ""
+		}
+	}
+	return "cpu", "device auto on a host without a CUDA or NPU device"
 }
 
 func cmdGolden(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -381,7 +465,7 @@ func goldenDiff(args []string, stdout, stderr io.Writer) int {
 	}
 	c := results.Compare(gs[0].Data(args[0]), gs[1].Data(args[1]), results.CompareOptions{})
 	fmt.Fprintln(stdout)
-	report.Text(stdout, c)
+	report.TextColor(stdout, c, report.ColorFor(stdout))
 	return exitOK
 }
 
@@ -496,7 +580,7 @@ virtualenvs, before and after a torch upgrade). Exit 1 when B regresses.
 	})
 	sides[0].Path, sides[1].Path = "A ("+describeSpec(*a)+")", "B ("+describeSpec(*b)+")"
 	cmp := results.Compare(sides[0], sides[1], results.CompareOptions{})
-	report.Text(stdout, cmp)
+	report.TextColor(stdout, cmp, report.ColorFor(stdout))
 	d2 := &report.Doc{Kind: "ab", Title: "gcjitter ab: B against A", Generated: time.Now(), Comparison: cmp, Manifest: m}
 	if steps, err := results.LoadSteps(outDir); err == nil {
 		d2.Steps = map[string][2]*results.Steps{}

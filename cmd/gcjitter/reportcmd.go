@@ -52,7 +52,7 @@ func writeReports(dir, base string, d *report.Doc, formats ...string) ([]string,
 	var paths []string
 	for _, f := range formats {
 		var b bytes.Buffer
-		if err := report.Render(&b, f, d); err != nil {
+		if err := report.RenderColor(&b, f, d, false); err != nil { // files: never coloured
 			return paths, err
 		}
 		path := filepath.Join(dir, base+report.Ext(f))
@@ -129,8 +129,10 @@ directories or benchfmt files) like gcjitter compare.
 			return exitUsage
 		}
 	}
+	// Rendered whole before anything is written; coloured only when it goes
+	// to a terminal, never into a file.
 	var b bytes.Buffer
-	if err := report.Render(&b, *format, d); err != nil {
+	if err := report.RenderColor(&b, *format, d, *out == "" && report.ColorFor(stdout)); err != nil {
 		fmt.Fprintf(stderr, "gcjitter report: %v\n", err)
 		return exitInfra
 	}
