@@ -63,7 +63,7 @@ func fixture() *Doc {
 	sched := &golden.Result{Golden: g, Path: "golden/ci-cpu/demo.json",
 		Schedule: []golden.ScheduleDiff{{Variant: "default", Lines: []string{"gen2 collections: 5 -> 6"}}}}
 	m := &results.Manifest{Runs: []*results.Run{{ID: "demo/default/run-03", Case: "demo", Variant: "default", Status: results.StatusFailed,
-		Reason: "worker killed by killed after 120 steps", StderrTail: "Killed"}}}
+		Reason: "worker killed by SIGKILL after 120 steps", StderrTail: "Killed"}}}
 	return &Doc{Kind: "gate", Title: "gcjitter gate: host class ci-cpu", Generated: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC),
 		Comparison: c, Schedules: []*golden.Result{sched}, Manifest: m}
 }
@@ -150,7 +150,7 @@ assert total == [int(root.get("tests")), int(root.get("failures")), int(root.get
 		"failure gcjitter.demo.default p99: p99 of demo/default regressed: +29.7% [+28.7%, +31.1%]",
 		"(floor +10.0%)",
 		"failure gcjitter.demo.default gc-schedule: GC schedule of demo/default changed in the same environment: gen2 collections: 5 -> 6",
-		"error gcjitter.demo.default run demo/default/run-03: worker killed by killed after 120 steps",
+		"error gcjitter.demo.default run demo/default/run-03: worker killed by SIGKILL after 120 steps",
 	} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("parsed JUnit lacks %q:\n%s", want, out)

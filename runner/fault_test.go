@@ -160,7 +160,7 @@ func TestSIGTERMIgnoredIsKilledAfterGrace(t *testing.T) {
 	if !strings.Contains(res.Reason(), "silence timeout") {
 		t.Errorf("reason %q does not name the silence timeout", res.Reason())
 	}
-	if res.Signal != "killed" {
+	if res.Signal != "SIGKILL" {
 		t.Errorf("worker ended by signal %q (exit %d), want SIGKILL", res.Signal, res.ExitCode)
 	}
 	if took < w.Silence+w.Grace {
@@ -189,7 +189,7 @@ done
 	if !strings.Contains(res.Reason(), "total timeout") {
 		t.Errorf("reason %q does not name the total timeout", res.Reason())
 	}
-	if res.Signal != "killed" {
+	if res.Signal != "SIGKILL" {
 		t.Errorf("worker ended by signal %q (exit %d), want SIGKILL", res.Signal, res.ExitCode)
 	}
 	if took < w.Total+w.Grace {
@@ -271,7 +271,7 @@ sleep 600
 	if !strings.Contains(res.Reason(), "rank 0 failed") {
 		t.Errorf("rank 1's reason %q does not blame rank 0", res.Reason())
 	}
-	if res.Signal != "killed" {
+	if res.Signal != "SIGKILL" {
 		t.Errorf("rank 1 ended by signal %q (exit %d), want SIGKILL", res.Signal, res.ExitCode)
 	}
 	checkGroupGone(t, int(pids[0].Load()))

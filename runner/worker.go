@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gcjitter/gcjitter/bench"
+	"golang.org/x/sys/unix"
 )
 
 // DefaultGrace is how long a worker has between SIGTERM and SIGKILL.
@@ -57,7 +58,7 @@ func (e *TimeoutError) Error() string {
 type Result struct {
 	Stream     *bench.Stream
 	ExitCode   int    // -1 when killed by a signal
-	Signal     string // the signal that killed it, if any
+	Signal     string // the signal that killed it, if any: "SIGKILL"
 	StderrTail string
 	// Stopped is why the runner stopped the worker: a *TimeoutError, or the
 	// context's error (cancelled, e.g. by Ctrl-C); nil when it ran its course.
@@ -206,7 +207,7 @@ func (w *Worker) Run(ctx context.Context) (*Result, error) {
 	case errors.As(waitErr, &exitErr):
 		res.ExitCode = exitErr.ExitCode()
 		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			res.Signal = ws.Signal().String()
+			res.Signal = signalName(ws.Signal())
 		}
 	default:
 		return res, waitErr
@@ -309,4 +310,14 @@ func plural(n int, word string) string {
 		return word
 	}
 	return word + "s"
+}
+
+// signalName is "SIGKILL" rather than Go's "killed", so a reason reads
+// "worker killed by SIGKILL" and names what to look for (the OOM killer,
+// a scheduler's time limit).
+func signalName(sig syscall.Signal) string {
+	if name := unix.SignalName(sig); name != "" {
+		return name
+	}
+	return sig.String()
 }

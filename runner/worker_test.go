@@ -63,10 +63,10 @@ func TestKilledWorkerKeepsEveryReceivedStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Failed() || res.Signal != "killed" {
+	if !res.Failed() || res.Signal != "SIGKILL" {
 		t.Fatalf("want a failed run killed by SIGKILL, got signal %q exit %d", res.Signal, res.ExitCode)
 	}
-	if !strings.Contains(res.Reason(), "killed") {
+	if !strings.Contains(res.Reason(), "killed by SIGKILL") {
 		t.Errorf("reason %q does not say the worker was killed", res.Reason())
 	}
 	disk := reread(t, path)
