@@ -2,7 +2,9 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"flag"
+	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -10,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -228,7 +231,7 @@ func TestHTMLInChromium(t *testing.T) {
 	if err := HTML(&b, d); err != nil {
 		t.Fatal(err)
 	}
-	if bytes.Contains(b.Bytes(), []byte("http://")) && bytes.Contains(b.Bytes(), []byte("src=\"http")) {
+	if bytes.Contains(b.Bytes(), []byte("src=\"http")) || bytes.Contains(b.Bytes(), []byte("href=\"http")) {
 		t.Error("the page loads something over the network")
 	}
 	if err := os.WriteFile(page, b.Bytes(), 0o644); err != nil {
@@ -238,9 +241,16 @@ func TestHTMLInChromium(t *testing.T) {
 	if shot == "" {
 		shot = filepath.Join(dir, "report.png")
 	}
+	// The profile lives outside t.TempDir: a crash handler that outlives
+	// Chromium by a moment must not fail the test's cleanup.
+	profile, err := os.MkdirTemp("", "gcjitter-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(profile)
 	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-		"--disable-component-update", "--disable-sync", "--no-first-run", "--user-data-dir=" + filepath.Join(dir, "profile")}
-	dom, err := exec.Command(chrome, append(base, "--dump-dom", "file://"+page)...).Output()
+		"--disable-dev-shm-usage", "--disable-component-update", "--disable-sync", "--no-first-run", "--user-data-dir=" + profile}
+	dom, err := chromium(chrome, append(base, "--dump-dom", "file://"+page)...)
 	if err != nil {
 		t.Fatalf("chromium --dump-dom: %v", err)
 	}
@@ -250,13 +260,31 @@ func TestHTMLInChromium(t *testing.T) {
 	if n := bytes.Count(dom, []byte("<svg")); n < 4 {
 		t.Errorf("%d inline SVG charts in the rendered page, want at least 4", n)
 	}
-	out, err := exec.Command(chrome, append(base, "--window-size=1300,2400", "--screenshot="+shot, "file://"+page)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("chromium --screenshot: %v\n%s", err, out)
+	if _, err := chromium(chrome, append(base, "--window-size=1300,2400", "--screenshot="+shot, "file://"+page)...); err != nil {
+		t.Fatalf("chromium --screenshot: %v", err)
 	}
 	if st, err := os.Stat(shot); err != nil || st.Size() < 20_000 {
 		t.Errorf("screenshot %s missing or blank: %v", shot, err)
 	}
+}
+
+// chromium runs headless Chromium in its own process group, killed with
+// everything it started if it has not finished in two minutes: a hung
+// browser fails this test, not the whole package at go test's timeout.
+func chromium(chrome string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, chrome, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return out, fmt.Errorf("%v (%v)\n%s", err, ctx.Err(), stderr.String())
+	}
+	return out, nil
 }
 
 func TestColourOnlyWhenAsked(t *testing.T) {
