@@ -53,7 +53,15 @@ type Provenance struct {
 	CPUModel string `json:"cpu_model,omitempty"`
 	CPUs     int    `json:"cpus,omitempty"`
 	GPUs     string `json:"gpus,omitempty"`
-	Results  string `json:"results"` // the results directory it came from
+	// Host facts that explain a baseline's timings (not its schedule): a
+	// powersave governor or turbo off moves every figure.
+	Kernel   string  `json:"kernel,omitempty"`
+	Governor string  `json:"governor,omitempty"`
+	Turbo    string  `json:"turbo,omitempty"`
+	Isolated string  `json:"isolated_cpus,omitempty"`
+	LoadAvg  float64 `json:"load_avg_1m,omitempty"`
+	MemKB    int64   `json:"mem_total_kb,omitempty"`
+	Results  string  `json:"results"` // the results directory it came from
 }
 
 // Env is the environment key: what the GC schedule depends on.
@@ -189,7 +197,9 @@ func FromResults(m *results.Manifest, dir, caseName, hostClass string) (*Golden,
 	g := &Golden{
 		Schema: Schema, Case: caseName, HostClass: hostClass,
 		Provenance: Provenance{Tool: m.Tool, Date: m.Started.UTC().Format(time.RFC3339), Host: m.Host.Hostname,
-			CPUModel: m.Host.CPUModel, CPUs: m.Host.CPUs, GPUs: strings.Join(m.Host.GPUs, "; "), Results: dir},
+			CPUModel: m.Host.CPUModel, CPUs: m.Host.CPUs, GPUs: strings.Join(m.Host.GPUs, "; "),
+			Kernel: m.Host.Kernel, Governor: m.Host.Governor, Turbo: m.Host.Turbo, Isolated: m.Host.IsolatedCPU,
+			LoadAvg: m.Host.LoadAvg, MemKB: m.Host.MemTotalKB, Results: dir},
 		Size: Size{Steps: c.Steps, Warmup: c.Warmup, Runs: c.Runs, SpikeFactor: c.SpikeFactor},
 	}
 	envSet := false

@@ -414,6 +414,9 @@ func goldenShow(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fmt.Fprintf(stdout, "baseline %s\ncase %s on host class %s\nmade %s by %s on %s (%s, %d CPUs)\nenvironment: %s\nsize: %d steps + %d warm-up, %d runs per variant, spikes over %gx the run's median\n",
 		path, g.Case, g.HostClass, g.Provenance.Date, g.Provenance.Tool, g.Provenance.Host, g.Provenance.CPUModel, g.Provenance.CPUs,
 		g.Env.Key(), g.Size.Steps, g.Size.Warmup, g.Size.Runs, g.Size.SpikeFactor)
+	if facts := hostFacts(g.Provenance); facts != "" {
+		fmt.Fprintf(stdout, "host facts: %s\n", facts)
+	}
 	for _, v := range g.Variants {
 		sched := "varies between runs (timings only)"
 		if v.Schedule != nil {
@@ -613,4 +616,26 @@ func describeSpec(s string) string {
 		return "this environment"
 	}
 	return s
+}
+
+// hostFacts lists what explains a baseline's timings, in the order a
+// reader checks them.
+func hostFacts(p golden.Provenance) string {
+	var parts []string
+	add := func(name, v string) {
+		if v != "" {
+			parts = append(parts, name+" "+v)
+		}
+	}
+	add("kernel", p.Kernel)
+	add("governor", p.Governor)
+	add("turbo", p.Turbo)
+	add("isolated CPUs", p.Isolated)
+	if p.LoadAvg > 0 {
+		add("1-minute load", fmt.Sprintf("%.2f", p.LoadAvg))
+	}
+	if p.MemKB > 0 {
+		add("memory", fmt.Sprintf("%.1f GiB", float64(p.MemKB)/(1<<20)))
+	}
+	return strings.Join(parts, ", ")
 }
