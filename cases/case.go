@@ -47,6 +47,12 @@ type Case struct {
 	Runs        int               `yaml:"runs"`
 	Ranks       int               `yaml:"ranks"`
 	RankSeed    string            `yaml:"rank_seed"` // per-rank (ranks' garbage differs) or shared
+	// Launcher starts the ranks: local (gcjitter starts each rank itself)
+	// or torchrun (one torchrun process starts them; the ranks write their
+	// own streams, which gcjitter follows). LauncherCommand replaces
+	// "{python} -m torch.distributed.run" (a site wrapper, another torchrun).
+	Launcher        string   `yaml:"launcher"`
+	LauncherCommand []string `yaml:"launcher_command"`
 	Seed        int64             `yaml:"seed"`
 	Variants    []Variant         `yaml:"variants"`
 	Python      string            `yaml:"python"`
@@ -273,6 +279,18 @@ func (c *Case) validate(at func(path ...string) int) []*Error {
 	minInt(c.Runs, 1, "runs")
 	if c.Ranks < 1 || c.Ranks > 64 {
 		bad(at("ranks"), "ranks: must be in 1..64 (processes on this host), got %d", c.Ranks)
+	}
+	switch c.Launcher {
+	case "", "local":
+		if len(c.LauncherCommand) > 0 {
+			bad(at("launcher_command"), "launcher_command: only with launcher: torchrun")
+		}
+	case "torchrun":
+		if c.Ranks < 2 {
+			bad(at("launcher"), "launcher: torchrun starts several ranks; set ranks: 2 or more")
+		}
+	default:
+		bad(at("launcher"), "launcher: want local or torchrun, got %q", c.Launcher)
 	}
 	if c.RankSeed != "" && c.RankSeed != "per-rank" && c.RankSeed != "shared" {
 		bad(at("rank_seed"), "rank_seed: want per-rank or shared, got %q", c.RankSeed)

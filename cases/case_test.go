@@ -106,6 +106,9 @@ func TestParseMessages(t *testing.T) {
 		{"name: t\n", `name: "t\nx"` + "\n", `bad.yaml:1: name: "t\nx" is not a valid case name`},
 		{"name: megatron, ", `name: "mega\0tron", `, `bad.yaml:8: variants[1].name: "mega\x00tron" is not a valid variant name`},
 		{"name: megatron, ", `name: "mega\ntron", `, `bad.yaml:8: variants[1].name: "mega\ntron" is not a valid variant name`},
+		{"runs: 2", "runs: 2\nranks: 2\nlauncher: mpirun", `bad.yaml:7: launcher: want local or torchrun, got "mpirun"`},
+		{"runs: 2", "runs: 2\nlauncher: torchrun", "bad.yaml:6: launcher: torchrun starts several ranks; set ranks: 2 or more"},
+		{"runs: 2", "runs: 2\nlauncher_command: [torchrun]", "bad.yaml:6: launcher_command: only with launcher: torchrun"},
 	} {
 		_, err := Parse([]byte(strings.Replace(good, c.edit, c.repl, 1)), "bad.yaml")
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -176,14 +178,28 @@ func (s *Session) runOne(ctx context.Context, script string, p PlannedRun, r *re
 		}
 		workers[k] = w
 	}
+	var launched *Launched
+	if c.Launcher == "torchrun" {
+		var lerr error
+		if launched, lerr = s.launched(c, r, python, script, port, p.HashSeed, p.Variant.Env, workers[0].OnRecord); lerr != nil {
+			return lerr
+		}
+		defer launched.Stderr.(io.Closer).Close()
+	}
 	if s.Progress != nil {
 		s.Progress.RunStart(n, total, r)
 	}
 	start := time.Now()
 	r.Started = &start
-	res, err := RunGroup(ctx, workers)
+	var res []*Result
+	var err error
+	if launched != nil {
+		res, err = launched.Run(ctx)
+	} else {
+		res, err = RunGroup(ctx, workers)
+	}
 	r.Seconds = time.Since(start).Seconds()
-	if res[0] == nil { // could not start or write at all
+	if len(res) == 0 || res[0] == nil { // could not start or write at all
 		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.ENOEXEC) {
 			r.Status, r.Reason = results.StatusFailed, err.Error()
 			return nil
@@ -206,7 +222,7 @@ func (s *Session) runOne(ctx context.Context, script string, p PlannedRun, r *re
 		r.Status, r.Reason = results.StatusInterrupted, fmt.Sprintf("interrupted after %d steps", r.Steps)
 	case failed >= 0:
 		r.Status, r.Reason = results.StatusFailed, res[failed].Reason()
-		if ranks > 1 {
+		if ranks > 1 && res[failed].Launcher == "" {
 			r.Reason = fmt.Sprintf("rank %d: %s; the other ranks were stopped", failed, r.Reason)
 		}
 		r.StderrTail = lastLines(res[failed].StderrTail, 20)
@@ -230,6 +246,35 @@ func (s *Session) runOne(ctx context.Context, script string, p PlannedRun, r *re
 		s.Progress.RunEnd(n, total, r)
 	}
 	return nil
+}
+
+// launched is the run's group under torchrun: one launcher process, its
+// output in the run's stderr file, each rank writing its own stream.
+func (s *Session) launched(c *cases.Case, r *results.Run, python, script string, port int, hashSeed uint32, variantEnv map[string]string, onRecord func(bench.Record)) (*Launched, error) {
+	ranks := max(c.Ranks, 1)
+	stderr, err := os.Create(filepath.Join(s.Dir, r.Stderr))
+	if err != nil {
+		return nil, fmt.Errorf("results directory: %w", err)
+	}
+	g := &Launched{
+		Command: TorchrunCommand(c.LauncherCommand, python, ranks, port),
+		Script:  script, Args: r.Args,
+		Env:      WorkerEnv(ParentEnv(), hashSeed, threadsFor(c), c.Env, variantEnv, nil),
+		Template: filepath.Join(s.Dir, strings.TrimSuffix(r.Records, ".jsonl")+".rank{rank}.jsonl"),
+		Stdout:   stderr, Stderr: stderr, Grace: s.Grace,
+		Startup: time.Duration(c.Timeouts.Startup), Silence: time.Duration(c.Timeouts.Silence), Total: time.Duration(c.Timeouts.Total),
+	}
+	for k := range ranks {
+		g.RecordsPaths = append(g.RecordsPaths, filepath.Join(s.Dir, r.RankRecords(k)))
+	}
+	if onRecord != nil {
+		g.OnRecord = func(rank int, rec bench.Record) {
+			if rank == 0 {
+				onRecord(rec)
+			}
+		}
+	}
+	return g, nil
 }
 
 // firstFailure is the rank that failed first: one that failed on its own,

@@ -66,6 +66,9 @@ type Result struct {
 	// StoppedGroup is set by RunGroup on the rank whose failure stopped the
 	// others: the one to blame, not whichever failed rank is lowest.
 	StoppedGroup bool
+	// Launcher is set on every rank when the launcher itself failed before
+	// any rank wrote a record: its argv[0], for the reason.
+	Launcher string
 }
 
 // Failed reports whether the run did not complete: a non-zero exit, an error
@@ -79,6 +82,8 @@ func (r *Result) Reason() string {
 	s := r.Stream
 	var te *TimeoutError
 	switch {
+	case r.Launcher != "" && r.Stopped == nil:
+		return fmt.Sprintf("the launcher %s exited with status %d before any rank wrote a record (its output is in the run's stderr file)", r.Launcher, r.ExitCode)
 	case errors.As(r.Stopped, &te):
 		return fmt.Sprintf("stopped after %d steps: %v", len(s.Steps), te)
 	case r.Stopped != nil:
