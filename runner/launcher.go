@@ -139,17 +139,9 @@ func (g *Launched) Run(ctx context.Context) ([]*Result, error) {
 	}
 	mu.Unlock()
 
-	code, signal := 0, ""
-	var exitErr *exec.ExitError
-	switch {
-	case waitErr == nil:
-	case errors.As(waitErr, &exitErr):
-		code = exitErr.ExitCode()
-		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			signal = signalName(ws.Signal())
-		}
-	default:
-		return nil, waitErr
+	code, signal, err := exitStatus(waitErr)
+	if err != nil {
+		return nil, err
 	}
 	var stopped error
 	if runCtx.Err() != nil {

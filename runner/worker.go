@@ -206,16 +206,8 @@ func (w *Worker) Run(ctx context.Context) (*Result, error) {
 	if runCtx.Err() != nil {
 		res.Stopped = context.Cause(runCtx)
 	}
-	var exitErr *exec.ExitError
-	switch {
-	case waitErr == nil:
-	case errors.As(waitErr, &exitErr):
-		res.ExitCode = exitErr.ExitCode()
-		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			res.Signal = signalName(ws.Signal())
-		}
-	default:
-		return res, waitErr
+	if res.ExitCode, res.Signal, err = exitStatus(waitErr); err != nil {
+		return res, err
 	}
 	if err := out.Sync(); err != nil && writeErr == nil {
 		writeErr = err
@@ -315,6 +307,23 @@ func plural(n int, word string) string {
 		return word
 	}
 	return word + "s"
+}
+
+// exitStatus splits cmd.Wait's error into an exit code and the signal that
+// killed the process; err is a failure to wait at all.
+func exitStatus(waitErr error) (code int, signal string, err error) {
+	var exitErr *exec.ExitError
+	switch {
+	case waitErr == nil:
+	case errors.As(waitErr, &exitErr):
+		code = exitErr.ExitCode()
+		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			signal = signalName(ws.Signal())
+		}
+	default:
+		return 0, "", waitErr
+	}
+	return code, signal, nil
 }
 
 // signalName is "SIGKILL" rather than Go's "killed", so a reason reads
