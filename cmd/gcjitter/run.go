@@ -268,7 +268,23 @@ func execute(ctx context.Context, f *commonFlags, cs []*cases.Case, stderr io.Wr
 		return m, dir, exitInterrupted
 	case failed > 0:
 		fmt.Fprintf(stderr, "gcjitter: %d of %d runs failed; the others are kept in %s\n", failed, len(m.Runs), dir)
+		fmt.Fprintf(stderr, "gcjitter: compare and report read the runs that completed; after fixing the cause, run the failed variants again with -filter '%s'\n", failedVariants(m))
 		return m, dir, exitInfra
 	}
 	return m, dir, exitOK
+}
+
+// failedVariants is a -filter expression matching the variants with a
+// failed run, so the user can rerun just those.
+func failedVariants(m *results.Manifest) string {
+	var names []string
+	for _, r := range m.Runs {
+		if r.Status == results.StatusFailed && !slices.Contains(names, r.Variant) {
+			names = append(names, r.Variant)
+		}
+	}
+	for i, n := range names {
+		names[i] = regexp.QuoteMeta(n)
+	}
+	return "^(" + strings.Join(names, "|") + ")$"
 }
