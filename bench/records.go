@@ -188,6 +188,9 @@ type Reader struct {
 	sawMeta  bool
 	done     bool // an end or error record was read
 	nextStep int
+	// pending is a record to return at the next Scan: the step that
+	// follows a gap, after the gap's problem.
+	pending Record
 }
 
 // NewReader reads records from r; fileName is used in error messages.
@@ -198,6 +201,10 @@ func NewReader(r io.Reader, fileName string) *Reader {
 // Scan advances to the next record. It returns false at the end of input or
 // on an I/O error.
 func (r *Reader) Scan() bool {
+	if r.pending != nil {
+		r.rec, r.pending = r.pending, nil
+		return true
+	}
 	for {
 		line, tooLong, err := r.readLine()
 		if err != nil {
@@ -322,8 +329,20 @@ func (r *Reader) parse(line []byte) Record {
 // checkStep enforces what consumers rely on: steps in order, durations and
 // pauses not negative, generations 0 to 2.
 func (r *Reader) checkStep(s *Step) Record {
-	if s.Index != r.nextStep {
+	if s.Index < r.nextStep {
 		return r.syntaxf("step %d where step %d was due (steps out of order or repeated)", s.Index, r.nextStep)
+	}
+	if s.Index > r.nextStep {
+		// The steps due were lost or unreadable (a bad line reported on its
+		// own): report the gap and keep this step, so that one bad line is
+		// one or two problems, not a rejection of every step after it.
+		gap := r.syntaxf("steps %d to %d missing before step %d", r.nextStep, s.Index-1, s.Index)
+		if s.Index == r.nextStep+1 {
+			gap = r.syntaxf("step %d missing before step %d", r.nextStep, s.Index)
+		}
+		r.nextStep = s.Index
+		r.pending = r.checkStep(s)
+		return gap
 	}
 	// The index was the one due: a step with bad values is rejected, but
 	// the steps after it are still in order.

@@ -70,7 +70,13 @@ func TestReadReportsBadLinesAndGoesOn(t *testing.T) {
 		{"step before meta", step(0, "") + "\n",
 			[]string{`run.jsonl:1: "step" record before the meta record`}, 0},
 		{"out of order", meta + "\n" + step(0, "") + "\n" + step(2, "") + "\n" + step(1, "") + "\n",
-			[]string{"run.jsonl:3: step 2 where step 1 was due (steps out of order or repeated)"}, 2},
+			[]string{"run.jsonl:3: step 1 missing before step 2", "run.jsonl:4: step 1 where step 3 was due (steps out of order or repeated)"}, 2},
+		// One unreadable step line costs that line and a gap, not the rest
+		// of the run: the steps after it are kept.
+		{"unreadable step, then more", meta + "\n" + step(0, "") + "\n" + `{"type":"step","i":1,"ns":NaN}` + "\n" + step(2, "") + "\n" + step(3, "") + "\n",
+			[]string{"run.jsonl:3: not a JSON record: invalid character 'N' looking for beginning of value", "run.jsonl:4: step 1 missing before step 2"}, 3},
+		{"a gap of several steps", meta + "\n" + step(0, "") + "\n" + step(4, "") + "\n",
+			[]string{"run.jsonl:3: steps 1 to 3 missing before step 4"}, 2},
 		{"duplicate", meta + "\n" + step(0, "") + "\n" + step(0, "") + "\n",
 			[]string{"run.jsonl:3: step 0 where step 1 was due (steps out of order or repeated)"}, 1},
 		{"negative duration", meta + "\n" + `{"type":"step","i":0,"ns":-5}` + "\n",

@@ -94,10 +94,10 @@ func (r *Result) Reason() string {
 		return fmt.Sprintf("worker killed by %s after %d steps", r.Signal, len(s.Steps))
 	case r.ExitCode != 0:
 		return fmt.Sprintf("worker exited with status %d after %d steps", r.ExitCode, len(s.Steps))
+	case len(s.Problems) > 0: // first: a rejected meta record explains a missing one
+		return fmt.Sprintf("record stream has %d bad %s, first: %v", len(s.Problems), plural(len(s.Problems), "line"), s.Problems[0])
 	case s.Meta == nil:
 		return "worker wrote no meta record"
-	case len(s.Problems) > 0:
-		return fmt.Sprintf("record stream has %d bad %s, first: %v", len(s.Problems), plural(len(s.Problems), "line"), s.Problems[0])
 	case s.End == nil:
 		return fmt.Sprintf("worker exited without an end record after %d steps", len(s.Steps))
 	case len(s.Steps) != s.End.Steps:
