@@ -87,12 +87,17 @@ func spikesJSON(sp *sideSpikes) *jsonSpikes {
 }
 
 type jsonSchedule struct {
-	Case       string              `json:"case"`
-	Baseline   string              `json:"baseline"`
-	EnvChanges []string            `json:"environment_changes"`
-	Failed     bool                `json:"failed"`
-	Changes    map[string][]string `json:"changes"` // variant -> diff lines
-	Notes      []string            `json:"notes"`
+	Case     string `json:"case"`
+	Baseline string `json:"baseline"`
+	// What the text report's "baseline ..." line shows: the baseline's
+	// environment key, when and with which gcjitter it was made.
+	BaselineEnv  string              `json:"baseline_environment"`
+	BaselineDate string              `json:"baseline_date"`
+	BaselineTool string              `json:"baseline_tool"`
+	EnvChanges   []string            `json:"environment_changes"`
+	Failed       bool                `json:"failed"`
+	Changes      map[string][]string `json:"changes"` // variant -> diff lines
+	Notes        []string            `json:"notes"`
 }
 
 type jsonFailed struct {
@@ -146,7 +151,8 @@ func JSON(w io.Writer, d *Doc) error {
 		}
 	}
 	for _, s := range d.Schedules {
-		js := jsonSchedule{Case: s.Golden.Case, Baseline: s.Path, EnvChanges: append([]string{}, s.EnvChanges...),
+		js := jsonSchedule{Case: s.Golden.Case, Baseline: s.Path, BaselineEnv: s.Golden.Env.Key(),
+			BaselineDate: s.Golden.Provenance.Date, BaselineTool: s.Golden.Provenance.Tool, EnvChanges: append([]string{}, s.EnvChanges...),
 			Failed: s.ScheduleFailed(), Changes: map[string][]string{}, Notes: append([]string{}, s.Notes...)}
 		for _, c := range s.Schedule {
 			js.Changes[c.Variant] = c.Lines

@@ -61,7 +61,7 @@ func fixture() *Doc {
 		new.Runs[b] = append(new.Runs[b], stats.RunSummary{Steps: 2000})
 	}
 	c := results.Compare(old, new, results.CompareOptions{})
-	g := &golden.Golden{Case: "demo", HostClass: "ci-cpu", Env: golden.Env{Python: "3.11.2", Build: "main", Torch: "1.13.0", Device: "cpu"},
+	g := &golden.Golden{Case: "demo", HostClass: "ci-cpu", Provenance: golden.Provenance{Date: "2026-11-29T14:58:30Z", Tool: "v0.0.0-20261129145830-0123456789ab"}, Env: golden.Env{Python: "3.11.2", Build: "main", Torch: "1.13.0", Device: "cpu"},
 		Variants: []golden.Variant{{Name: "default"}, {Name: "manual:50"}}}
 	sched := &golden.Result{Golden: g, Path: "golden/ci-cpu/demo.json",
 		Schedule: []golden.ScheduleDiff{{Variant: "default", Lines: []string{"gen2 collections: 5 -> 6"}}}}
