@@ -53,6 +53,9 @@ func HTML(w io.Writer, d *Doc) error {
 	for si, bench := range benchOrder(d) {
 		sides := d.Steps[bench]
 		sec := htmlSection{Bench: bench}
+		if d.Comparison != nil {
+			sec.Spikes = spikeText(d.Comparison, bench)
+		}
 		for i, s := range sides {
 			if s == nil || len(s.Runs) == 0 {
 				continue
@@ -177,6 +180,7 @@ type htmlRow struct {
 
 type htmlSection struct {
 	Bench  string
+	Spikes string // the text report's spike line
 	Charts []htmlChart
 }
 
@@ -235,6 +239,9 @@ func seriesSVG(title string, s *results.Steps, c color.Color) (template.HTML, er
 		p.Add(sc)
 		p.Legend.Add(fmt.Sprintf("gen-%d collection", g), sc)
 	}
+	// Headroom above the highest spike, so the legend (top right) never
+	// sits on the spikes it explains.
+	p.Y.Max += 0.3 * (p.Y.Max - p.Y.Min)
 	return svgOf(p, 9*vg.Inch, 2.6*vg.Inch)
 }
 
@@ -445,7 +452,7 @@ table { border-collapse: collapse; width: 100%; font-size: 13px; }
 th, td { border-bottom: 1px solid #eee; padding: 4px 8px; text-align: right; white-space: nowrap; }
 th:first-child, td:first-child, td.l { text-align: left; }
 td.regressed { background: #fdecea; font-weight: 600; } td.improved { background: #e8f5e9; }
-td.unknown { color: #8a6d00; } .reason { color: #555; white-space: normal; text-align: left; font-size: 12px; }
+td.unknown { color: #8a6d00; } .reason { color: #555; white-space: normal; text-align: left; font-size: 12px; } .spikes { color: #333; font-family: ui-monospace, monospace; font-size: 12px; margin: 0 0 8px; }
 figure { margin: 8px 0 18px; } svg { max-width: 100%; height: auto; }
 .facts td { text-align: left; white-space: normal; } code { background: #f4f4f4; padding: 1px 4px; }
 </style></head>
@@ -463,7 +470,7 @@ figure { margin: 8px 0 18px; } svg { max-width: 100%; height: auto; }
 {{range .Rows}}<tr title="{{.Reason}}"><td>{{.Bench}}</td><td class="l">{{.Metric}}</td><td>{{.Old}}</td><td>{{.New}}</td><td>{{.Change}}</td><td>{{.P}}</td><td>{{.N}}</td><td class="{{.Verdict}}">{{.VerdictText}}</td></tr>
 {{if or (eq .Verdict "regressed") (eq .Verdict "improved")}}<tr><td></td><td colspan="7" class="reason">{{.Reason}}</td></tr>{{end}}{{end}}</table>
 {{with .Comparison.Notes}}<h3>Notes</h3><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}{{end}}
-{{range .Sections}}<h2>{{.Bench}}</h2>
+{{range .Sections}}<h2>{{.Bench}}</h2>{{with .Spikes}}<p class="spikes">{{.}}</p>{{end}}
 {{range .Charts}}<figure{{with .Class}} class="{{.}}"{{end}}{{with .ID}} id="{{.}}"{{end}}>{{with .Caption}}<figcaption>{{.}}</figcaption>{{end}}{{.SVG}}</figure>{{end}}{{end}}
 {{if .Sections}}<p class="reason">Series: each bucket of steps is drawn by its fastest and slowest step, so every spike shows; steps containing a collection are marked by generation (young collections only when the run is drawn whole).{{if .MultiRank}} Multi-rank runs show the global step time (the slowest rank at each step) and a per-rank view of each rank's collection pauses.{{end}}</p>{{end}}
 {{with .Facts}}<h2>Environment and host</h2><table class="facts">{{range .}}<tr><td>{{index . 0}}</td><td>{{index . 1}}</td></tr>{{end}}</table>{{end}}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"html/template"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -390,5 +391,31 @@ func TestHTMLPerRankView(t *testing.T) {
 	}
 	if single := render(0); strings.Contains(single, "per-rank") || strings.Contains(single, "rank 0") {
 		t.Error("a single-rank page mentions a per-rank view")
+	}
+}
+
+// The HTML page carries each benchmark's spike line, as text and Markdown do.
+func TestHTMLHasTheSpikeLine(t *testing.T) {
+	d := fixture()
+	d.Steps = map[string][2]*results.Steps{
+		"GCJitter/case=demo/variant=default": {syntheticSteps(2, 100, 1), syntheticSteps(2, 100, 1.1)},
+	}
+	var b bytes.Buffer
+	if err := HTML(&b, d); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, bench := range benchOrder(d) {
+		line := spikeText(d.Comparison, bench)
+		if line == "" {
+			continue
+		}
+		n++
+		if want := `<p class="spikes">` + template.HTMLEscapeString(line) + `</p>`; !strings.Contains(b.String(), want) {
+			t.Errorf("%s: no %q in the page", bench, want)
+		}
+	}
+	if n == 0 {
+		t.Fatal("the fixture has no spike line to look for")
 	}
 }
