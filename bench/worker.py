@@ -169,7 +169,7 @@ def _parse_device(spec):
         raise UsageError("unknown device %r (want auto, cpu, cuda[:i] or npu[:i])" % spec)
     if idx and kind in ("auto", "cpu"):
         raise UsageError("device %r takes no index" % spec)
-    index = _int_field(idx, "device index", 0, None) if idx else 0
+    index = _int_field(idx, "device index", 0, None) if idx else None
     return kind, index
 
 
@@ -182,20 +182,35 @@ def _import_torch_npu():
     return torch_npu
 
 
-def resolve_device(spec, torch):
-    """Resolve auto|cpu|cuda[:i]|npu[:i]. auto prefers npu, then cuda, then cpu."""
+def resolve_device(spec, torch, local_rank=0):
+    """Resolve auto|cpu|cuda[:i]|npu[:i]. auto prefers npu, then cuda, then cpu.
+    Without an explicit index, rank LOCAL_RANK of a multi-rank job takes
+    device LOCAL_RANK, as torchrun jobs do (every rank on device 0 would put
+    all of them on one accelerator, which nccl and hccl refuse)."""
     kind, index = _parse_device(spec)
+    explicit = index is not None
+    if not explicit:
+        index = local_rank
     if torch is None:
         if kind in ("auto", "cpu"):
             return Device("cpu", 0, None, "cpu")
         raise UsageError("device %r needs torch, which is not importable" % spec)
+
+    def check(name, module):
+        count = module.device_count()
+        if index < count:
+            return
+        if explicit:
+            raise UsageError("device %s:%d: only %d %s devices" % (name, index, count, name))
+        raise UsageError("local rank %d needs device %s:%d, but only %d %s devices are visible: "
+                         "run at most %d ranks per host, or use device cpu" % (index, name, index, count, name, count))
+
     if kind in ("auto", "npu"):
         npu = None
         if _import_torch_npu() is not None:
             npu = getattr(torch, "npu", None)
         if npu is not None and npu.is_available():
-            if index >= npu.device_count():
-                raise UsageError("device npu:%d: only %d npu devices" % (index, npu.device_count()))
+            check("npu", npu)
             npu.set_device(index)
             return Device("npu", index, "npu:%d" % index, _safe_name(npu, index), npu)
         if kind == "npu":
@@ -203,8 +218,7 @@ def resolve_device(spec, torch):
     if kind in ("auto", "cuda"):
         cuda = torch.cuda
         if cuda.is_available():
-            if index >= cuda.device_count():
-                raise UsageError("device cuda:%d: only %d cuda devices" % (index, cuda.device_count()))
+            check("cuda", cuda)
             cuda.set_device(index)
             return Device("cuda", index, "cuda:%d" % index, _safe_name(cuda, index), cuda)
         if kind == "cuda":
@@ -709,6 +723,16 @@ def world_from_env():
                          % (os.environ.get("RANK"), os.environ.get("WORLD_SIZE")))
 
 
+def local_rank_from_env():
+    """LOCAL_RANK of a multi-rank job (the rank on this host), else 0."""
+    if world_from_env()[1] <= 1:
+        return 0
+    try:
+        return int(os.environ.get("LOCAL_RANK", "0"))
+    except ValueError:
+        raise UsageError("LOCAL_RANK must be an integer, got %r" % os.environ.get("LOCAL_RANK"))
+
+
 def join_process_group(args, torch, device):
     """Joins the torch.distributed group of the torchrun environment (gloo
     on cpu, nccl on cuda, hccl on npu) and returns the per-step collective,
@@ -736,7 +760,7 @@ def join_process_group(args, torch, device):
 def run(args, stream, torch):
     policy = parse_policy(args.policy)
     patterns = parse_garbage(args.garbage)
-    device = resolve_device(args.device, torch)
+    device = resolve_device(args.device, torch, local_rank_from_env())
     notes = []
     empty_cache = None
     if policy.empty_cache_every_step:

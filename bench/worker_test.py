@@ -69,6 +69,7 @@ class FakeAccel(object):
 
     def set_device(self, i):
         self.calls["set_device"] += 1
+        self.device_set = i
 
     def get_device_name(self, i):
         return "Fake Accelerator %d" % i
@@ -133,6 +134,39 @@ class DeviceTest(unittest.TestCase):
         for bad in ["tpu", "cpu:1", "cuda:x", "cuda:-1"]:
             with self.assertRaises(worker.UsageError):
                 worker.resolve_device(bad, fake_torch())
+
+    def test_local_rank_picks_the_device(self):
+        # Under torchrun each rank on a host takes its own accelerator.
+        self.npu_importable(False)
+        cuda = FakeAccel(n=4)
+        d = worker.resolve_device("auto", fake_torch(cuda=cuda), local_rank=2)
+        self.assertEqual((d.kind, d.index, d.torch_device), ("cuda", 2, "cuda:2"))
+        self.assertEqual(cuda.device_set, 2)
+        self.npu_importable(True)
+        npu = FakeAccel(n=8)
+        d = worker.resolve_device("npu", fake_torch(npu=npu), local_rank=5)
+        self.assertEqual((d.kind, d.torch_device), ("npu", "npu:5"))
+        # An explicit index wins over the local rank.
+        d = worker.resolve_device("npu:1", fake_torch(npu=FakeAccel(n=8)), local_rank=5)
+        self.assertEqual(d.torch_device, "npu:1")
+        # More ranks than devices: a clear error, not every rank on device 0.
+        self.npu_importable(False)
+        with self.assertRaises(worker.UsageError) as e:
+            worker.resolve_device("cuda", fake_torch(cuda=FakeAccel(n=1)), local_rank=3)
+        self.assertIn("run at most 1 ranks per host, or use device cpu", str(e.exception))
+        # cpu ignores it.
+        self.assertEqual(worker.resolve_device("auto", fake_torch(), local_rank=3).kind, "cpu")
+
+    def test_local_rank_from_env(self):
+        env = dict(os.environ)
+        try:
+            os.environ.update(WORLD_SIZE="4", RANK="6", LOCAL_RANK="2")
+            self.assertEqual(worker.local_rank_from_env(), 2)
+            os.environ["WORLD_SIZE"] = "1"
+            self.assertEqual(worker.local_rank_from_env(), 0)
+        finally:
+            os.environ.clear()
+            os.environ.update(env)
 
     def run_loop(self, torch, device, policy, steps=7, warmup=2):
         args = worker._parser().parse_args([
