@@ -332,9 +332,9 @@ func goldenUpdate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	for _, name := range names {
 		g, err := golden.FromResults(m, resDir, name, class)
-		if err != nil {
+		if err != nil { // the results cannot make this baseline: bad input
 			fmt.Fprintf(stderr, "gcjitter golden update: %v\n", err)
-			return exitInfra
+			return exitUsage
 		}
 		path := golden.Path(*dir, class, name)
 		prev, err := golden.Read(path)
