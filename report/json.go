@@ -24,7 +24,9 @@ type jsonDoc struct {
 	Rows      []jsonRow      `json:"rows"`
 	Spikes    []jsonBench    `json:"spikes"`
 	Schedules []jsonSchedule `json:"schedules,omitempty"`
-	Failed    []jsonFailed   `json:"failed_runs"`
+	// Variants: one results directory's runs, summarised (no comparison).
+	Variants []VariantSummary `json:"variants,omitempty"`
+	Failed   []jsonFailed     `json:"failed_runs"`
 }
 
 type jsonEst struct {
@@ -122,6 +124,9 @@ func JSON(w io.Writer, d *Doc) error {
 		Verdicts: map[string]int{}, Notes: []string{}, Rows: []jsonRow{}, Spikes: []jsonBench{}, Failed: []jsonFailed{}}
 	for v, n := range d.Counts() {
 		out.Verdicts[string(v)] = n
+	}
+	if d.Comparison == nil && d.Manifest != nil {
+		out.Variants = VariantSummaries(d.Manifest)
 	}
 	for _, v := range []stats.Verdict{stats.Regressed, stats.Improved, stats.Same, stats.Unknown} {
 		out.Verdicts[string(v)] += 0

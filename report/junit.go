@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gcjitter/gcjitter/results"
 	"github.com/gcjitter/gcjitter/stats"
 )
 
@@ -94,6 +95,16 @@ func JUnit(w io.Writer, d *Doc) error {
 				}
 			}
 			add(suite(s.Golden.Case), tc)
+		}
+	}
+	if d.Comparison == nil && d.Manifest != nil && len(d.Schedules) == 0 {
+		// One results directory: each completed run is a passing test, so
+		// a CI test tab shows what ran, not only what failed.
+		for _, r := range d.Manifest.Runs {
+			if r.Status == results.StatusOK {
+				add(suite(r.Case), junitCase{Name: "run " + r.ID, Classname: "gcjitter." + r.Case + "." + r.Variant,
+					SystemOut: fmt.Sprintf("%d steps in %.1f s", r.Steps, r.Seconds)})
+			}
 		}
 	}
 	for _, r := range d.FailedRuns() {

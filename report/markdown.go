@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/gcjitter/gcjitter/results"
 	"github.com/gcjitter/gcjitter/stats"
 )
 
@@ -13,6 +14,21 @@ import (
 func Markdown(w io.Writer, d *Doc) {
 	n := d.Counts()
 	fmt.Fprintf(w, "## %s\n\n", d.Title)
+	if d.Comparison == nil && d.Manifest != nil && len(d.Schedules) == 0 {
+		// One results directory: its runs, nothing compared.
+		ok := 0
+		for _, r := range d.Manifest.Runs {
+			if r.Status == results.StatusOK {
+				ok++
+			}
+		}
+		fmt.Fprintf(w, "**%d of %d runs completed**\n", ok, len(d.Manifest.Runs))
+		for _, r := range d.FailedRuns() {
+			fmt.Fprintf(w, "- ⚠️ run `%s` %s: %s\n", r.ID, r.Status, mdEscape(r.Reason))
+		}
+		runSummaryMarkdown(w, d.Manifest)
+		return
+	}
 	status := "✅ no regression"
 	if n[stats.Regressed] > 0 || scheduleFailed(d) {
 		status = "❌ regression"

@@ -25,6 +25,8 @@ func RenderColor(w io.Writer, format string, d *Doc, color bool) error {
 				fmt.Fprintln(w, s.Text())
 			}
 			TextColor(w, d.Comparison, color)
+		} else if d.Manifest != nil {
+			RunSummaryText(w, d.Manifest)
 		}
 		for _, r := range d.FailedRuns() {
 			fmt.Fprintf(w, "run %s %s: %s\n", r.ID, r.Status, r.Reason)

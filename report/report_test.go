@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"context"
 	"flag"
 	"fmt"
@@ -417,5 +418,54 @@ func TestHTMLHasTheSpikeLine(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("the fixture has no spike line to look for")
+	}
+}
+
+// One results directory, nothing compared: every format shows its runs
+// (the variants' medians), not an empty comparison.
+func TestRunsOnlyReport(t *testing.T) {
+	sum := func(p50 float64) *stats.RunSummary {
+		return &stats.RunSummary{Steps: 100, P50: p50, P90: 1.2 * p50, P99: 2 * p50, Max: 3 * p50, Spikes: 2, SpikesWithGC: 1, Collections: [3]int{50, 5, 1}}
+	}
+	m := &results.Manifest{Cases: []results.Case{{Name: "demo", Steps: 100, Runs: 2, SpikeFactor: 1.5,
+		Variants: []results.Variant{{Name: "default", Policy: "default"}, {Name: "disabled", Policy: "disabled"}}}},
+		Runs: []*results.Run{
+			{ID: "demo/default/run-01", Case: "demo", Variant: "default", Status: results.StatusOK, Steps: 100, Summary: sum(40e6)},
+			{ID: "demo/default/run-02", Case: "demo", Variant: "default", Status: results.StatusOK, Steps: 100, Summary: sum(42e6)},
+			{ID: "demo/disabled/run-01", Case: "demo", Variant: "disabled", Status: results.StatusOK, Steps: 100, Summary: sum(30e6)},
+			{ID: "demo/disabled/run-02", Case: "demo", Variant: "disabled", Status: results.StatusFailed, Reason: "worker killed by SIGKILL after 7 steps"},
+		}}
+	d := &Doc{Kind: "run", Title: "runs", Generated: time.Unix(0, 0), Manifest: m}
+	render := func(format string) string {
+		var b bytes.Buffer
+		if err := Render(&b, format, d); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	text := render("text")
+	for _, want := range []string{"default      2/2  41.000 ms", "disabled      1/2  30.000 ms", "50%"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text: no %q in\n%s", want, text)
+		}
+	}
+	md := render("markdown")
+	for _, want := range []string{"**3 of 4 runs completed**", "| `default` | 2/2 | 41.000 ms |", "run `demo/disabled/run-02` failed"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown: no %q in\n%s", want, md)
+		}
+	}
+	var js struct {
+		Variants []VariantSummary `json:"variants"`
+	}
+	if err := json.Unmarshal([]byte(render("json")), &js); err != nil {
+		t.Fatal(err)
+	}
+	if len(js.Variants) != 2 || js.Variants[0].P50 != 0.041 || js.Variants[1].RunsOK != 1 || js.Variants[1].Runs != 2 {
+		t.Errorf("json variants: %+v", js.Variants)
+	}
+	junit := render("junit")
+	if !strings.Contains(junit, `tests="4" failures="0" errors="1"`) {
+		t.Errorf("junit: want 3 passing runs and 1 error:\n%s", junit)
 	}
 }

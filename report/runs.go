@@ -1,0 +1,172 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"text/tabwriter"
+
+	"github.com/gcjitter/gcjitter/results"
+	"github.com/gcjitter/gcjitter/stats"
+)
+
+// VariantSummary is a variant's first look, without comparison: per
+// figure, the median over its completed runs. `gcjitter run` prints it;
+// `gcjitter report RESULTS` renders it in every format.
+type VariantSummary struct {
+	Case    string `json:"case"`
+	Variant string `json:"variant"`
+	Policy  string `json:"policy"`
+	RunsOK  int    `json:"runs_ok"`
+	Runs    int    `json:"runs"`
+	// Medians over the completed runs; times in seconds as elsewhere in
+	// the JSON report. Zero when no run completed.
+	P50       float64 `json:"p50"`
+	P90       float64 `json:"p90"`
+	P99       float64 `json:"p99"`
+	Max       float64 `json:"max"`
+	Spikes    float64 `json:"spikes_per_run"`
+	Gen0PerK  float64 `json:"gen0_per_kstep"`
+	Gen1PerK  float64 `json:"gen1_per_kstep"`
+	Gen2      float64 `json:"gen2_per_run"`
+	Gen2Pause float64 `json:"gen2_max_pause"`
+	GCShare   float64 `json:"gc_share"`
+	// SpikesInGC is the pooled share of spikes with a collection in them
+	// (nil without spikes).
+	SpikesInGC *float64 `json:"spikes_in_gc"`
+	Notes      []string `json:"notes,omitempty"`
+}
+
+// VariantSummaries summarises every variant of m, in case and variant order.
+func VariantSummaries(m *results.Manifest) []VariantSummary {
+	var out []VariantSummary
+	for _, c := range m.Cases {
+		for _, v := range c.Variants {
+			vs := VariantSummary{Case: c.Name, Variant: v.Name, Policy: v.Policy}
+			var sums []*stats.RunSummary
+			for _, r := range m.Runs {
+				if r.Case != c.Name || r.Variant != v.Name {
+					continue
+				}
+				vs.Runs++
+				if r.Summary != nil {
+					sums = append(sums, r.Summary)
+				}
+				if r.Meta != nil {
+					for _, n := range r.Meta.Notes {
+						if !slices.Contains(vs.Notes, n) {
+							vs.Notes = append(vs.Notes, n)
+						}
+					}
+				}
+			}
+			vs.RunsOK = len(sums)
+			if len(sums) > 0 {
+				summarizeRuns(&vs, sums)
+			}
+			out = append(out, vs)
+		}
+	}
+	return out
+}
+
+func summarizeRuns(vs *VariantSummary, sums []*stats.RunSummary) {
+	med := func(f func(*stats.RunSummary) float64) float64 {
+		xs := make([]float64, len(sums))
+		for i, s := range sums {
+			xs[i] = f(s)
+		}
+		slices.Sort(xs)
+		return stats.Quantile(xs, 0.5)
+	}
+	perK := func(g int) func(*stats.RunSummary) float64 {
+		return func(s *stats.RunSummary) float64 { return 1000 * float64(s.Collections[g]) / float64(max(s.Steps, 1)) }
+	}
+	const ns = 1e-9
+	vs.P50 = ns * med(func(s *stats.RunSummary) float64 { return s.P50 })
+	vs.P90 = ns * med(func(s *stats.RunSummary) float64 { return s.P90 })
+	vs.P99 = ns * med(func(s *stats.RunSummary) float64 { return s.P99 })
+	vs.Max = ns * med(func(s *stats.RunSummary) float64 { return s.Max })
+	vs.Spikes = med(func(s *stats.RunSummary) float64 { return float64(s.Spikes) })
+	vs.Gen0PerK, vs.Gen1PerK = med(perK(0)), med(perK(1))
+	vs.Gen2 = med(func(s *stats.RunSummary) float64 { return float64(s.Collections[2]) })
+	vs.Gen2Pause = ns * med(func(s *stats.RunSummary) float64 { return s.MaxPauseNS[2] })
+	vs.GCShare = med(func(s *stats.RunSummary) float64 { return s.GCShare })
+	spikes, inGC := 0, 0
+	for _, s := range sums {
+		spikes += s.Spikes
+		inGC += s.SpikesWithGC
+	}
+	if spikes > 0 {
+		share := float64(inGC) / float64(spikes)
+		vs.SpikesInGC = &share
+	}
+}
+
+// msOf prints seconds as milliseconds.
+func msOf(sec float64) string { return fmt.Sprintf("%.3f ms", sec*1e3) }
+
+func (vs *VariantSummary) inGCText() string {
+	if vs.SpikesInGC == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%%", 100**vs.SpikesInGC)
+}
+
+// RunSummaryText prints, per case, the variants' table: what `gcjitter
+// run` shows at the end.
+func RunSummaryText(w io.Writer, m *results.Manifest) {
+	all := VariantSummaries(m)
+	for _, c := range m.Cases {
+		fmt.Fprintf(w, "\ncase %s (%d steps + %d warm-up, %d runs per variant; spikes: steps over %gx their run's median)\n",
+			c.Name, c.Steps, c.Warmup, c.Runs, c.SpikeFactor)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "variant\truns ok\tp50\tp90\tp99\tmax\tspikes\tin GC\tgen0/1k\tgen1/1k\tgen2\tgen2 max pause\tGC share\t")
+		var notes []string
+		for _, vs := range all {
+			if vs.Case != c.Name {
+				continue
+			}
+			for _, n := range vs.Notes {
+				if !slices.Contains(notes, n) {
+					notes = append(notes, n)
+				}
+			}
+			if vs.RunsOK == 0 {
+				fmt.Fprintf(tw, "%s\t0/%d\t\t\t\t\t\t\t\t\t\t\t\t\n", vs.Variant, vs.Runs)
+				continue
+			}
+			fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%s\t%s\t%s\t%.0f\t%s\t%.0f\t%.1f\t%.0f\t%s\t%.2f%%\t\n", vs.Variant, vs.RunsOK, vs.Runs,
+				msOf(vs.P50), msOf(vs.P90), msOf(vs.P99), msOf(vs.Max), vs.Spikes, vs.inGCText(),
+				vs.Gen0PerK, vs.Gen1PerK, vs.Gen2, msOf(vs.Gen2Pause), 100*vs.GCShare)
+		}
+		tw.Flush()
+		for _, n := range notes {
+			fmt.Fprintf(w, "note: %s\n", n)
+		}
+	}
+	fmt.Fprintln(w, "\nper variant, medians over runs: step-time quantiles; spikes and gen2 are counts per run; in GC: share of spikes with a collection in them")
+}
+
+// runSummaryMarkdown is the same table in Markdown.
+func runSummaryMarkdown(w io.Writer, m *results.Manifest) {
+	all := VariantSummaries(m)
+	for _, c := range m.Cases {
+		fmt.Fprintf(w, "\n### %s\n\n%d steps + %d warm-up, %d runs per variant; spikes: steps over %gx their run's median; medians over runs\n\n",
+			c.Name, c.Steps, c.Warmup, c.Runs, c.SpikeFactor)
+		fmt.Fprintln(w, "| variant | runs ok | p50 | p90 | p99 | max | spikes/run | in GC | gen0/1k | gen1/1k | gen2/run | gen2 max pause | GC share |")
+		fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		for _, vs := range all {
+			if vs.Case != c.Name {
+				continue
+			}
+			if vs.RunsOK == 0 {
+				fmt.Fprintf(w, "| `%s` | 0/%d | | | | | | | | | | | |\n", vs.Variant, vs.Runs)
+				continue
+			}
+			fmt.Fprintf(w, "| `%s` | %d/%d | %s | %s | %s | %s | %.0f | %s | %.0f | %.1f | %.0f | %s | %.2f%% |\n", vs.Variant, vs.RunsOK, vs.Runs,
+				msOf(vs.P50), msOf(vs.P90), msOf(vs.P99), msOf(vs.Max), vs.Spikes, vs.inGCText(),
+				vs.Gen0PerK, vs.Gen1PerK, vs.Gen2, msOf(vs.Gen2Pause), 100*vs.GCShare)
+		}
+	}
+}
