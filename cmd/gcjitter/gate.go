@@ -34,6 +34,7 @@ func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	unknown := fs.String("unknown", "pass", "how an unknown verdict counts: pass (with a warning) or fail")
 	timing := fs.String("timing", "gate", "timing layer: gate (a regression fails) or report (shown, never fails: for noisy shared hosts)")
 	check := fs.Bool("check", false, "also evaluate the cases' expect: assertions")
+	format := formatFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: gcjitter gate [flags] [case ...]
 
@@ -47,6 +48,10 @@ unchanged environment), 2 bad input or missing baseline, 3 infrastructure.
 	}
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
+	}
+	if err := checkFormat(*format); err != nil {
+		fmt.Fprintf(stderr, "gcjitter gate: %v\n", err)
+		return exitUsage
 	}
 	if *unknown != "pass" && *unknown != "fail" {
 		fmt.Fprintf(stderr, "gcjitter gate: -unknown must be pass or fail, got %q\n", *unknown)
@@ -125,9 +130,10 @@ unchanged environment), 2 bad input or missing baseline, 3 infrastructure.
 	if m == nil || code == exitInterrupted {
 		return code
 	}
-	printRunSummary(stdout, m)
+	out := humanOut(*format, stdout, stderr)
+	printRunSummary(out, m)
 	var text bytes.Buffer
-	w := io.MultiWriter(stdout, &text)
+	w := io.MultiWriter(out, &text)
 	failed := false
 	if *check && !checkExpectations(w, cs, m) {
 		failed = true
@@ -163,7 +169,7 @@ unchanged environment), 2 bad input or missing baseline, 3 infrastructure.
 	leaveCountsToSchedules(cmp, cs, schedules)
 	fmt.Fprintf(w, "\ntiming layer (%s):\n", map[string]string{"gate": "gated", "report": "reported only"}[*timing])
 	// The terminal gets colour, gate.txt never does.
-	report.TextColor(stdout, cmp, report.ColorFor(stdout))
+	report.TextColor(out, cmp, report.ColorFor(out))
 	report.Text(&text, cmp)
 	unknowns := 0
 	for _, r := range cmp.Rows {
@@ -196,6 +202,9 @@ unchanged environment), 2 bad input or missing baseline, 3 infrastructure.
 		return exitInfra
 	}
 	fmt.Fprintf(stderr, "gcjitter gate: reports in %s (gate.txt, .md, .json, .junit.xml, .html)\n", outDir)
+	if !printFormat(stdout, stderr, "gcjitter gate", *format, d) {
+		return exitInfra
+	}
 	switch {
 	case code != exitOK:
 		return code
@@ -507,6 +516,7 @@ func cmdAB(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, f := measuringFlags("gcjitter ab", stderr)
 	a := fs.String("a", "", "environment A (the baseline): python=PATH,env.NAME=VALUE,...")
 	b := fs.String("b", "", "environment B (the candidate), same form")
+	format := formatFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: gcjitter ab -a SPEC -b SPEC [flags] case ...
 
@@ -519,6 +529,10 @@ virtualenvs, before and after a torch upgrade). Exit 1 when B regresses.
 	}
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
+	}
+	if err := checkFormat(*format); err != nil {
+		fmt.Fprintf(stderr, "gcjitter ab: %v\n", err)
+		return exitUsage
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprintln(stderr, "gcjitter ab: name at least one case")
@@ -585,7 +599,8 @@ virtualenvs, before and after a torch upgrade). Exit 1 when B regresses.
 	})
 	sides[0].Path, sides[1].Path = "A ("+describeSpec(*a)+")", "B ("+describeSpec(*b)+")"
 	cmp := results.Compare(sides[0], sides[1], results.CompareOptions{})
-	report.TextColor(stdout, cmp, report.ColorFor(stdout))
+	out := humanOut(*format, stdout, stderr)
+	report.TextColor(out, cmp, report.ColorFor(out))
 	d2 := &report.Doc{Kind: "ab", Title: "gcjitter ab: B against A", Generated: time.Now(), Comparison: cmp, Manifest: m}
 	if steps, err := results.LoadSteps(outDir); err == nil {
 		d2.Steps = map[string][2]*results.Steps{}
@@ -602,6 +617,9 @@ virtualenvs, before and after a torch upgrade). Exit 1 when B regresses.
 	}
 	if _, err := writeReports(outDir, "ab", d2, "text", "markdown", "json", "junit", "html"); err != nil {
 		fmt.Fprintf(stderr, "gcjitter ab: %v\n", err)
+		return exitInfra
+	}
+	if !printFormat(stdout, stderr, "gcjitter ab", *format, d2) {
 		return exitInfra
 	}
 	switch {

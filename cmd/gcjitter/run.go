@@ -44,6 +44,37 @@ func (f *commonFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.reduced, "reduced", false, "run each case at the reduced size it declares for CI (then -runs, -steps, -warmup apply)")
 }
 
+// formatFlag registers -format on a measuring command: what goes to
+// standard output. text is the tables as people read them; any other
+// format is the report alone, for a script to parse, and the tables go to
+// standard error instead.
+func formatFlag(fs *flag.FlagSet) *string {
+	return fs.String("format", "text", "standard output: text, or markdown, json, junit or html (the report alone; the tables then go to standard error)")
+}
+
+// humanOut is where a measuring command prints its tables: standard output
+// for -format text, standard error otherwise (standard output is the
+// report's).
+func humanOut(format string, stdout, stderr io.Writer) io.Writer {
+	if format == "text" {
+		return stdout
+	}
+	return stderr
+}
+
+// printFormat writes d to standard output in format unless it is text (the
+// tables already went there); false when that fails.
+func printFormat(stdout, stderr io.Writer, cmd, format string, d *report.Doc) bool {
+	if format == "text" {
+		return true
+	}
+	if err := report.RenderColor(stdout, format, d, false); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
+		return false
+	}
+	return true
+}
+
 // measuringFlags is the flag set of a command that runs cases, with the
 // common flags registered.
 func measuringFlags(name string, stderr io.Writer) (*flag.FlagSet, *commonFlags) {
@@ -133,12 +164,17 @@ func (f *commonFlags) loadCases(args []string) ([]*cases.Case, error) {
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, f := measuringFlags("gcjitter run", stderr)
 	check := fs.Bool("check", false, "evaluate the cases' expect: assertions; exit 1 when one fails")
+	format := formatFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "usage: gcjitter run [flags] [case|file ...]\n\nRuns cases (default: the quick suite) and writes a results directory.\n\n")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
+	}
+	if err := checkFormat(*format); err != nil {
+		fmt.Fprintf(stderr, "gcjitter run: %v\n", err)
+		return exitUsage
 	}
 	cs, err := f.loadCases(fs.Args())
 	if err != nil {
@@ -149,15 +185,19 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if m == nil {
 		return code
 	}
-	printRunSummary(stdout, m)
+	out := humanOut(*format, stdout, stderr)
+	printRunSummary(out, m)
 	d := &report.Doc{Kind: "run", Title: "gcjitter run: " + dir, Generated: time.Now(), Manifest: m}
 	if err := attachSteps(d, dir); err == nil {
 		if _, err := writeReports(dir, "report", d, "html"); err != nil {
 			fmt.Fprintf(stderr, "gcjitter run: writing report.html: %v\n", err)
 		}
 	}
-	if *check && !checkExpectations(stdout, cs, m) && code == exitOK {
+	if *check && !checkExpectations(out, cs, m) && code == exitOK {
 		code = exitRegression
+	}
+	if !printFormat(stdout, stderr, "gcjitter run", *format, d) && code == exitOK {
+		code = exitInfra
 	}
 	return code
 }
