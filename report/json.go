@@ -53,7 +53,8 @@ type jsonRow struct {
 	Floor      float64  `json:"floor"`
 	Verdict    string   `json:"verdict"`
 	Reason     string   `json:"reason"`
-	RunsNeeded int      `json:"runs_needed,omitempty"`
+	RunsNeeded int      `json:"runs_needed,omitempty"` // per side, in all
+	MoreRuns   int      `json:"more_runs,omitempty"`   // per side, beyond those there
 	Warnings   []string `json:"warnings"`
 }
 
@@ -144,7 +145,7 @@ func JSON(w io.Writer, d *Doc) error {
 				Old: est(r.OldEst, r.Old), New: est(r.NewEst, r.New),
 				Change: finite(r.Change), ChangeLo: finite(r.ChangeLo), ChangeHi: finite(r.ChangeHi),
 				P: finite(r.P), PAdjusted: finite(r.PAdj), Floor: r.Floor, Verdict: string(r.Verdict), Reason: r.Reason,
-				RunsNeeded: r.RunsNeeded, Warnings: append([]string{}, r.Warnings...)}
+				RunsNeeded: r.RunsNeeded, MoreRuns: r.MoreRuns(), Warnings: append([]string{}, r.Warnings...)}
 			out.Rows = append(out.Rows, row)
 			if seen[r.Bench] {
 				continue

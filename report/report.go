@@ -222,7 +222,7 @@ func fmtP(r *stats.Row) string {
 
 func fmtVerdict(r *stats.Row) string {
 	if r.Verdict == stats.Unknown && r.RunsNeeded > 0 {
-		return fmt.Sprintf("unknown (~%d runs)", r.RunsNeeded)
+		return fmt.Sprintf("unknown (+%d runs)", r.MoreRuns())
 	}
 	return string(r.Verdict)
 }

@@ -407,7 +407,7 @@ func decide(r *Row, alpha float64, tests int) {
 		case r.RunsNeeded >= MaxRunsNeeded:
 			r.Reason += fmt.Sprintf("; more than %d runs per side would be needed", MaxRunsNeeded)
 		case r.RunsNeeded > 0:
-			r.Reason += fmt.Sprintf("; about %d runs per side would likely decide", r.RunsNeeded)
+			r.Reason += fmt.Sprintf("; about %d runs per side (%d more) would likely decide", r.RunsNeeded, r.MoreRuns())
 		default:
 			r.Reason += "; the estimate sits at the floor, so more runs may not decide"
 		}
@@ -440,6 +440,12 @@ func runsNeeded(r *Row, alpha float64, tests int) int {
 	need := int(math.Ceil(float64(n) * (half / target) * (half / target)))
 	need = max(need, minRunsForSignificance(alpha/float64(max(tests, 1))), n+1)
 	return min(need, MaxRunsNeeded)
+}
+
+// MoreRuns is how many runs to add to the smaller side to reach
+// RunsNeeded: what an unknown verdict asks for.
+func (r *Row) MoreRuns() int {
+	return max(0, r.RunsNeeded-min(len(r.Old), len(r.New)))
 }
 
 // MaxRunsNeeded caps RunsNeeded: beyond it, more runs is not the answer.
