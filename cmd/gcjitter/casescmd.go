@@ -14,6 +14,9 @@ func cmdCases(args []string, stdout, stderr io.Writer) int {
 		args = []string{"list"}
 	}
 	switch args[0] {
+	case "-h", "-help", "--help":
+		fmt.Fprintln(stderr, "usage: gcjitter cases list | gcjitter cases show NAME|FILE")
+		return exitOK
 	case "list":
 		if len(args) > 1 {
 			fmt.Fprintln(stderr, "usage: gcjitter cases list")

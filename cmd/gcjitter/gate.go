@@ -299,6 +299,16 @@ func goldenUpdate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs, f := measuringFlags("gcjitter golden update", stderr)
 	dir := fs.String("golden", "golden", "baselines directory")
 	from := fs.String("from", "", "make the baselines from this results directory instead of running")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `usage: gcjitter golden update [flags] [case ...]
+
+Runs the cases (default: the quick suite) on this host, or reads -from a
+results directory, and writes golden/<host-class>/<case>.json, printing what
+changed against the baseline it replaces.
+
+`)
+		fs.PrintDefaults()
+	}
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -404,8 +414,15 @@ func goldenShow(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs.SetOutput(stderr)
 	dir := fs.String("golden", "golden", "baselines directory")
 	hc := fs.String("host-class", "", "host class (default: $GCJITTER_HOST_CLASS, or derived from this host)")
-	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
+	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: gcjitter golden show [-golden DIR] [-host-class C] CASE|FILE")
+		fs.PrintDefaults()
+	}
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
 		return exitUsage
 	}
 	path := fs.Arg(0)
@@ -461,6 +478,10 @@ func runValues(metric string, xs []float64) string {
 }
 
 func goldenDiff(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		fmt.Fprintln(stderr, "usage: gcjitter golden diff OLD.json NEW.json")
+		return exitOK
+	}
 	if len(args) != 2 {
 		fmt.Fprintln(stderr, "usage: gcjitter golden diff OLD.json NEW.json")
 		return exitUsage
