@@ -97,6 +97,9 @@ type Variant struct {
 	Schedule *Schedule `json:"schedule"`
 	// Runs are the per-run values of every metric, by metric name.
 	Runs []map[string]float64 `json:"runs"`
+	// Quantiles sketch the runs' pooled step times, for drawing the
+	// baseline's tail beside new runs (not used for verdicts).
+	Quantiles *stats.Sketch `json:"quantiles,omitempty"`
 }
 
 // Schedule is a run's exact GC schedule over its measured steps.
@@ -202,9 +205,16 @@ func FromResults(m *results.Manifest, dir, caseName, hostClass string) (*Golden,
 			LoadAvg: m.Host.LoadAvg, MemKB: m.Host.MemTotalKB, Results: dir},
 		Size: Size{Steps: c.Steps, Warmup: c.Warmup, Runs: c.Runs, SpikeFactor: c.SpikeFactor},
 	}
+	steps, err := results.LoadSteps(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading the step records of %s: %w", dir, err)
+	}
 	envSet := false
 	for _, v := range c.Variants {
 		gv := Variant{Name: v.Name, Policy: v.Policy}
+		if s := steps[results.BenchName(caseName, v.Name)]; s != nil {
+			gv.Quantiles = stats.NewSketch(s.PooledSorted())
+		}
 		var scheds []Schedule
 		for _, r := range m.Runs {
 			if r.Case != caseName || r.Variant != v.Name {

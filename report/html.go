@@ -349,15 +349,19 @@ func quantileSVG(sides [2]*results.Steps, labels [2]string) (template.HTML, erro
 	drawn := false
 	for i, s := range sides {
 		sorted := pooledSorted(s)
-		if len(sorted) < 2 {
+		n, quantile := len(sorted), func(q float64) float64 { return stats.Quantile(sorted, q) }
+		if n == 0 && s != nil && s.Sketch != nil {
+			n, quantile = s.Sketch.Steps, s.Sketch.Quantile // a baseline keeps only its sketch
+		}
+		if n < 2 {
 			continue
 		}
-		maxX := math.Log10(float64(len(sorted)))
+		maxX := math.Log10(float64(n))
 		var pts plotter.XYs
 		for j := 0; j <= 400; j++ {
 			x := maxX * float64(j) / 400
 			q := 1 - math.Pow(10, -x)
-			pts = append(pts, plotter.XY{X: x, Y: stats.Quantile(sorted, q) / 1e6})
+			pts = append(pts, plotter.XY{X: x, Y: quantile(q) / 1e6})
 		}
 		l, err := plotter.NewLine(pts)
 		if err != nil {
@@ -366,7 +370,7 @@ func quantileSVG(sides [2]*results.Steps, labels [2]string) (template.HTML, erro
 		l.Color = sideColor(i)
 		l.Width = vg.Points(1.4)
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("%s (%d steps)", labels[i], len(sorted)), l)
+		p.Legend.Add(fmt.Sprintf("%s (%d steps)", labels[i], n), l)
 		drawn = true
 	}
 	if !drawn {
@@ -427,17 +431,7 @@ func histogramSVG(sides [2]*results.Steps, labels [2]string) (template.HTML, err
 	return svgOf(p, 9*vg.Inch, 2.6*vg.Inch)
 }
 
-func pooledSorted(s *results.Steps) []float64 {
-	if s == nil {
-		return nil
-	}
-	var all []float64
-	for _, r := range s.Runs {
-		all = append(all, r...)
-	}
-	slices.Sort(all)
-	return all
-}
+func pooledSorted(s *results.Steps) []float64 { return s.PooledSorted() }
 
 var htmlTemplate = template.Must(template.New("report").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/gcjitter/gcjitter/bench"
+	"github.com/gcjitter/gcjitter/stats"
 )
 
 // Steps is one benchmark's step series on one side, for plots: each
@@ -16,6 +18,23 @@ type Steps struct {
 	// RankPause, for multi-rank runs: each rank's in-step collection pause
 	// (ns) at each step of run 1: who stalled the others, and when.
 	RankPause [][]float64
+	// Sketch stands in for Runs on a side that kept only quantiles (a
+	// baseline): the quantile chart draws it.
+	Sketch *stats.Sketch
+}
+
+// PooledSorted is every run's steps in one sorted slice; a sketch-only
+// side (a baseline) gives none.
+func (s *Steps) PooledSorted() []float64 {
+	if s == nil {
+		return nil
+	}
+	var all []float64
+	for _, r := range s.Runs {
+		all = append(all, r...)
+	}
+	slices.Sort(all)
+	return all
 }
 
 // GenBit is the bit of generation g in Steps.GC.

@@ -197,6 +197,21 @@ unchanged environment), 2 bad input or missing baseline, 3 infrastructure.
 		fmt.Fprintf(stderr, "gcjitter gate: %v\n", err)
 		return exitInfra
 	}
+	// The baselines kept no steps, only their quantile sketches: enough to
+	// draw their tails beside the new runs'.
+	for _, c := range cs {
+		for _, v := range goldens[c.Name].Variants {
+			if v.Quantiles == nil {
+				continue
+			}
+			bench := results.BenchName(c.Name, v.Name)
+			pair := d.Steps[bench]
+			if pair[0] == nil {
+				pair[0] = &results.Steps{Sketch: v.Quantiles}
+				d.Steps[bench] = pair
+			}
+		}
+	}
 	if _, err := writeReports(outDir, "gate", d, "markdown", "json", "junit", "html"); err != nil {
 		fmt.Fprintf(stderr, "gcjitter gate: writing the reports: %v\n", err)
 		return exitInfra
@@ -451,6 +466,10 @@ func goldenShow(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			sched = v.Schedule.String()
 		}
 		fmt.Fprintf(stdout, "\n%s (policy %s)\n  GC schedule: %s\n", v.Name, v.Policy, sched)
+		if q := v.Quantiles; q != nil {
+			fmt.Fprintf(stdout, "  step time, all runs pooled (%d steps): p50 %s, p90 %s, p99 %s, p99.9 %s, max %s\n", q.Steps,
+				ms(q.Quantile(0.5)), ms(q.Quantile(0.9)), ms(q.Quantile(0.99)), ms(q.Quantile(0.999)), ms(q.Quantile(1)))
+		}
 		for _, mt := range []string{"p50", "p99", "max", "spike-rate", "gc-share"} {
 			var xs []float64
 			for _, r := range v.Runs {
