@@ -60,51 +60,16 @@ func (g *Launched) Run(ctx context.Context) ([]*Result, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = g.Env
 	cmd.Stdout = g.Stdout
-	tail := &tailWriter{max: 8 << 10}
-	if g.Stderr != nil {
-		cmd.Stderr = io.MultiWriter(g.Stderr, tail)
-	} else {
-		cmd.Stderr = tail
-	}
+	var tail *tailWriter
+	cmd.Stderr, tail = stderrTail(g.Stderr)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting the launcher %s: %w", argv[0], err)
 	}
-
-	runCtx, stop := context.WithCancelCause(ctx)
-	defer stop(nil)
-	if g.Total > 0 {
-		var cancelTotal context.CancelFunc
-		runCtx, cancelTotal = context.WithTimeoutCause(runCtx, g.Total, &TimeoutError{"total", g.Total})
-		defer cancelTotal()
-	}
-	stopKiller := (&Worker{Grace: g.Grace}).killOnDone(runCtx, cmd.Process.Pid)
-	defer stopKiller()
-
-	var mu sync.Mutex // guards the watchdog across the ranks' readers
-	var watchdog *time.Timer
-	sawRecord := false
-	if g.Startup > 0 {
-		watchdog = time.AfterFunc(g.Startup, func() { stop(&TimeoutError{"startup", g.Startup}) })
-	}
-	heard := func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if !sawRecord {
-			sawRecord = true
-			if watchdog != nil {
-				watchdog.Stop()
-				watchdog = nil
-			}
-			if g.Silence > 0 {
-				watchdog = time.AfterFunc(g.Silence, func() { stop(&TimeoutError{"silence", g.Silence}) })
-			}
-			return
-		}
-		if watchdog != nil {
-			watchdog.Reset(g.Silence)
-		}
-	}
+	runCtx, stop, release := supervise(ctx, cmd.Process.Pid, g.Grace, g.Total)
+	defer release()
+	watchdog := newRecordWatchdog(g.Startup, g.Silence, stop) // any rank's record counts
+	defer watchdog.close()
 
 	exited := make(chan struct{})
 	streams := make([]*bench.Stream, len(g.RecordsPaths))
@@ -120,7 +85,7 @@ func (g *Launched) Run(ctx context.Context) ([]*Result, error) {
 			rd := bench.NewReader(fr, path)
 			for rd.Scan() {
 				rec := rd.Record()
-				heard()
+				watchdog.record()
 				collect(streams[k], rec)
 				if g.OnRecord != nil {
 					g.OnRecord(k, rec)
@@ -133,11 +98,7 @@ func (g *Launched) Run(ctx context.Context) ([]*Result, error) {
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // ranks it left behind
 	close(exited)
 	wg.Wait()
-	mu.Lock()
-	if watchdog != nil {
-		watchdog.Stop()
-	}
-	mu.Unlock()
+	watchdog.close() // it exited and every stream is read: no hang to detect
 
 	code, signal, err := exitStatus(waitErr)
 	if err != nil {

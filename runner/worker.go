@@ -129,12 +129,8 @@ func (w *Worker) Run(ctx context.Context) (*Result, error) {
 	cmd.Env = w.Env
 	cmd.ExtraFiles = []*os.File{pw} // fd 3 in the child
 	cmd.Stdout = w.Stdout
-	tail := &tailWriter{max: 8 << 10}
-	if w.Stderr != nil {
-		cmd.Stderr = io.MultiWriter(w.Stderr, tail)
-	} else {
-		cmd.Stderr = tail
-	}
+	var tail *tailWriter
+	cmd.Stderr, tail = stderrTail(w.Stderr)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		pw.Close()
@@ -142,27 +138,10 @@ func (w *Worker) Run(ctx context.Context) (*Result, error) {
 	}
 	pw.Close() // the child holds the only write end: EOF when it exits
 
-	runCtx, stop := context.WithCancelCause(ctx)
-	defer stop(nil)
-	if w.Total > 0 {
-		var cancelTotal context.CancelFunc
-		runCtx, cancelTotal = context.WithTimeoutCause(runCtx, w.Total, &TimeoutError{"total", w.Total})
-		defer cancelTotal()
-	}
-	stopKiller := w.killOnDone(runCtx, cmd.Process.Pid)
-	defer stopKiller()
-	// The first record must come within Startup, each next one within
-	// Silence of the last.
-	var watchdog *time.Timer
-	if w.Startup > 0 {
-		watchdog = time.AfterFunc(w.Startup, func() { stop(&TimeoutError{"startup", w.Startup}) })
-	}
-	defer func() {
-		if watchdog != nil {
-			watchdog.Stop()
-		}
-	}()
-	sawRecord := false
+	runCtx, stop, release := supervise(ctx, cmd.Process.Pid, w.Grace, w.Total)
+	defer release()
+	watchdog := newRecordWatchdog(w.Startup, w.Silence, stop)
+	defer watchdog.close()
 
 	// Reading goes on until every process holding the pipe has exited, so
 	// records written just before a crash are still saved. When the disk
@@ -180,19 +159,7 @@ func (w *Worker) Run(ctx context.Context) (*Result, error) {
 	stream := new(bench.Stream)
 	for rd.Scan() {
 		rec := rd.Record()
-		switch {
-		case !sawRecord:
-			sawRecord = true
-			if watchdog != nil {
-				watchdog.Stop()
-				watchdog = nil
-			}
-			if w.Silence > 0 {
-				watchdog = time.AfterFunc(w.Silence, func() { stop(&TimeoutError{"silence", w.Silence}) })
-			}
-		case watchdog != nil:
-			watchdog.Reset(w.Silence)
-		}
+		watchdog.record()
 		collect(stream, rec)
 		if w.OnRecord != nil {
 			w.OnRecord(rec)
@@ -200,6 +167,7 @@ func (w *Worker) Run(ctx context.Context) (*Result, error) {
 	}
 	readErr := rd.Err()
 	waitErr := cmd.Wait()
+	watchdog.close() // it exited: a timer firing now must not read as a hang
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // what it left in its group would disturb the next runs
 
 	res := &Result{Stream: stream, StderrTail: tail.String()}

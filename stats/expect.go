@@ -92,20 +92,13 @@ func pooledPerK(f func(RunSummary) int) func([]RunSummary) float64 {
 	}
 }
 
+// pooledShare is a share of all runs' spikes (0 without spikes).
 func pooledShare(f func(RunSummary) int) func([]RunSummary) float64 {
-	return func(runs []RunSummary) float64 {
-		n, spikes := 0, 0
-		for _, r := range runs {
-			n += f(r)
-			spikes += r.Spikes
-		}
-		if spikes == 0 {
-			return 0
-		}
-		return float64(n) / float64(spikes)
-	}
+	return pooledOf(func(r RunSummary) (int, int) { return f(r), r.Spikes })
 }
 
+// pooledOf is the pooled ratio of a part to its whole over all runs (0 when
+// the whole is 0).
 func pooledOf(f func(RunSummary) (part, whole int)) func([]RunSummary) float64 {
 	return func(runs []RunSummary) float64 {
 		n, d := 0, 0
