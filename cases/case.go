@@ -37,31 +37,31 @@ import (
 
 // Case is one validated case file.
 type Case struct {
-	Name        string            `yaml:"name"`
-	Description string            `yaml:"description"`
-	Suites      []string          `yaml:"suites"`
-	Workload    Workload          `yaml:"workload"`
-	Garbage     Garbage           `yaml:"garbage"`
-	Steps       int               `yaml:"steps"`
-	Warmup      int               `yaml:"warmup"`
-	Runs        int               `yaml:"runs"`
-	Ranks       int               `yaml:"ranks"`
-	RankSeed    string            `yaml:"rank_seed"` // per-rank (ranks' garbage differs) or shared
+	Name        string   `yaml:"name"`
+	Description string   `yaml:"description"`
+	Suites      []string `yaml:"suites"`
+	Workload    Workload `yaml:"workload"`
+	Garbage     Garbage  `yaml:"garbage"`
+	Steps       int      `yaml:"steps"`
+	Warmup      int      `yaml:"warmup"`
+	Runs        int      `yaml:"runs"`
+	Ranks       int      `yaml:"ranks"`
+	RankSeed    string   `yaml:"rank_seed"` // per-rank (ranks' garbage differs) or shared
 	// Launcher starts the ranks: local (gcjitter starts each rank itself)
 	// or torchrun (one torchrun process starts them; the ranks write their
 	// own streams, which gcjitter follows). LauncherCommand replaces
 	// "{python} -m torch.distributed.run" (a site wrapper, another torchrun).
-	Launcher        string   `yaml:"launcher"`
-	LauncherCommand []string `yaml:"launcher_command"`
-	Seed        int64             `yaml:"seed"`
-	Variants    []Variant         `yaml:"variants"`
-	Python      string            `yaml:"python"`
-	Env         map[string]string `yaml:"env"`
-	CPUs        string            `yaml:"cpus"`
-	Timeouts    Timeouts          `yaml:"timeouts"`
-	Gate        Gate              `yaml:"gate"`
-	Expect      []Expect          `yaml:"expect"`
-	Reduced     *Reduced          `yaml:"reduced"`
+	Launcher        string            `yaml:"launcher"`
+	LauncherCommand []string          `yaml:"launcher_command"`
+	Seed            int64             `yaml:"seed"`
+	Variants        []Variant         `yaml:"variants"`
+	Python          string            `yaml:"python"`
+	Env             map[string]string `yaml:"env"`
+	CPUs            string            `yaml:"cpus"`
+	Timeouts        Timeouts          `yaml:"timeouts"`
+	Gate            Gate              `yaml:"gate"`
+	Expect          []Expect          `yaml:"expect"`
+	Reduced         *Reduced          `yaml:"reduced"`
 
 	// Source is where the case came from: a path, or builtin:NAME.
 	Source string `yaml:"-"`

@@ -167,7 +167,7 @@ func (w *Worker) Run(ctx context.Context) (*Result, error) {
 	}
 	readErr := rd.Err()
 	waitErr := cmd.Wait()
-	watchdog.close() // it exited: a timer firing now must not read as a hang
+	watchdog.close()                                // it exited: a timer firing now must not read as a hang
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // what it left in its group would disturb the next runs
 
 	res := &Result{Stream: stream, StderrTail: tail.String()}
