@@ -37,6 +37,8 @@ test: build
 	@py="$(PYTHON)"; set -e; \
 	echo "interpreter with torch: $$py"; \
 	$(GO) vet ./...; \
+	unformatted=$$("$$($(GO) env GOROOT)/bin/gofmt" -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi; \
 	GCJITTER_PYTHON="$$py" $(GO) test -count=1 -p 1 -timeout 30m ./...; \
 	cd bench && "$$py" -m unittest worker_test
 	@$(MAKE) --no-print-directory fuzz

@@ -44,7 +44,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	alpha := fs.Float64("alpha", 0, "family-wise significance level (default: the cases' gate, else 0.05)")
 	spike := fs.Float64("spike-factor", 0, "results directories: a spike is a step above this many times its run's median (default: the case's)")
 	defFloor := fs.Float64("default-floor", 0.05, "floor of units that are not gcjitter metrics (foreign benchfmt)")
-	format := fs.String("format", "text", "output format: text, markdown, json, junit or html")
+	format := formatFlag(fs, "text", "output `format`: text, markdown, json, junit or html")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: gcjitter compare [flags] OLD NEW
 
@@ -60,10 +60,6 @@ Exit status: 0 no regression, 1 a metric regressed, 2 bad input.
 	}
 	if fs.NArg() != 2 {
 		fmt.Fprintln(stderr, "usage: gcjitter compare [flags] OLD NEW")
-		return exitUsage
-	}
-	if err := checkFormat(*format); err != nil {
-		fmt.Fprintf(stderr, "gcjitter compare: %v\n", err)
 		return exitUsage
 	}
 	if *alpha < 0 || *alpha >= 0.5 {

@@ -64,17 +64,31 @@ func writeReports(dir, base string, d *report.Doc, formats ...string) ([]string,
 	return paths, nil
 }
 
-func checkFormat(format string) error {
-	if !slices.Contains(report.Formats, format) {
-		return fmt.Errorf("-format %q: want one of %s", format, strings.Join(report.Formats, ", "))
+// formatValue is -format: flag parsing itself refuses a format that does
+// not exist (exit 2), so no command checks it again.
+type formatValue string
+
+func (f *formatValue) String() string { return string(*f) }
+
+func (f *formatValue) Set(s string) error {
+	if !slices.Contains(report.Formats, s) {
+		return fmt.Errorf("want one of %s", strings.Join(report.Formats, ", "))
 	}
+	*f = formatValue(s)
 	return nil
+}
+
+// formatFlag registers -format with its default and usage.
+func formatFlag(fs *flag.FlagSet, def, usage string) *string {
+	f := formatValue(def)
+	fs.Var(&f, "format", usage)
+	return (*string)(&f)
 }
 
 func cmdReport(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("gcjitter report", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	format := fs.String("format", "html", "text, markdown, json, junit or html")
+	format := formatFlag(fs, "html", "output `format`: text, markdown, json, junit or html")
 	out := fs.String("o", "", "write to this file (default: standard output)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: gcjitter report [-format F] [-o FILE] RESULTS [NEW]
@@ -91,10 +105,6 @@ directories or benchfmt files) like gcjitter compare.
 	}
 	if fs.NArg() < 1 || fs.NArg() > 2 {
 		fs.Usage()
-		return exitUsage
-	}
-	if err := checkFormat(*format); err != nil {
-		fmt.Fprintf(stderr, "gcjitter report: %v\n", err)
 		return exitUsage
 	}
 	d := &report.Doc{Kind: "run", Generated: time.Now(), Title: "gcjitter: " + strings.Join(fs.Args(), " vs ")}

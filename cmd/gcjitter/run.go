@@ -44,12 +44,12 @@ func (f *commonFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.reduced, "reduced", false, "run each case at the reduced size it declares for CI (then -runs, -steps, -warmup apply)")
 }
 
-// formatFlag registers -format on a measuring command: what goes to
+// measuringFormat registers -format on a measuring command: what goes to
 // standard output. text is the tables as people read them; any other
 // format is the report alone, for a script to parse, and the tables go to
 // standard error instead.
-func formatFlag(fs *flag.FlagSet) *string {
-	return fs.String("format", "text", "standard output: text, or markdown, json, junit or html (the report alone; the tables then go to standard error)")
+func measuringFormat(fs *flag.FlagSet) *string {
+	return formatFlag(fs, "text", "`format` of standard output: text, or markdown, json, junit or html (the report alone; the tables then go to standard error)")
 }
 
 // humanOut is where a measuring command prints its tables: standard output
@@ -164,17 +164,13 @@ func (f *commonFlags) loadCases(args []string) ([]*cases.Case, error) {
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, f := measuringFlags("gcjitter run", stderr)
 	check := fs.Bool("check", false, "evaluate the cases' expect: assertions; exit 1 when one fails")
-	format := formatFlag(fs)
+	format := measuringFormat(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "usage: gcjitter run [flags] [case|file ...]\n\nRuns cases (default: the quick suite) and writes a results directory.\n\n")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
-	}
-	if err := checkFormat(*format); err != nil {
-		fmt.Fprintf(stderr, "gcjitter run: %v\n", err)
-		return exitUsage
 	}
 	cs, err := f.loadCases(fs.Args())
 	if err != nil {
