@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/gcjitter/gcjitter/results"
@@ -113,6 +114,18 @@ func (vs *VariantSummary) inGCText() string {
 	return fmt.Sprintf("%.0f%%", 100**vs.SpikesInGC)
 }
 
+// cells are the table's columns after the variant's name, the same in
+// text and Markdown; empty figures when no run completed.
+func (vs *VariantSummary) cells() []string {
+	runs := fmt.Sprintf("%d/%d", vs.RunsOK, vs.Runs)
+	if vs.RunsOK == 0 {
+		return append([]string{runs}, make([]string, 11)...)
+	}
+	return []string{runs, msOf(vs.P50), msOf(vs.P90), msOf(vs.P99), msOf(vs.Max), fmt.Sprintf("%.0f", vs.Spikes), vs.inGCText(),
+		fmt.Sprintf("%.0f", vs.Gen0PerK), fmt.Sprintf("%.1f", vs.Gen1PerK), fmt.Sprintf("%.0f", vs.Gen2), msOf(vs.Gen2Pause),
+		fmt.Sprintf("%.2f%%", 100*vs.GCShare)}
+}
+
 // RunSummaryText prints, per case, the variants' table: what `gcjitter
 // run` shows at the end.
 func RunSummaryText(w io.Writer, m *results.Manifest) {
@@ -132,13 +145,7 @@ func RunSummaryText(w io.Writer, m *results.Manifest) {
 					notes = append(notes, n)
 				}
 			}
-			if vs.RunsOK == 0 {
-				fmt.Fprintf(tw, "%s\t0/%d\t\t\t\t\t\t\t\t\t\t\t\t\n", vs.Variant, vs.Runs)
-				continue
-			}
-			fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%s\t%s\t%s\t%.0f\t%s\t%.0f\t%.1f\t%.0f\t%s\t%.2f%%\t\n", vs.Variant, vs.RunsOK, vs.Runs,
-				msOf(vs.P50), msOf(vs.P90), msOf(vs.P99), msOf(vs.Max), vs.Spikes, vs.inGCText(),
-				vs.Gen0PerK, vs.Gen1PerK, vs.Gen2, msOf(vs.Gen2Pause), 100*vs.GCShare)
+			fmt.Fprintf(tw, "%s\t%s\t\n", vs.Variant, strings.Join(vs.cells(), "\t"))
 		}
 		tw.Flush()
 		for _, n := range notes {
@@ -160,13 +167,7 @@ func runSummaryMarkdown(w io.Writer, m *results.Manifest) {
 			if vs.Case != c.Name {
 				continue
 			}
-			if vs.RunsOK == 0 {
-				fmt.Fprintf(w, "| `%s` | 0/%d | | | | | | | | | | | |\n", vs.Variant, vs.Runs)
-				continue
-			}
-			fmt.Fprintf(w, "| `%s` | %d/%d | %s | %s | %s | %s | %.0f | %s | %.0f | %.1f | %.0f | %s | %.2f%% |\n", vs.Variant, vs.RunsOK, vs.Runs,
-				msOf(vs.P50), msOf(vs.P90), msOf(vs.P99), msOf(vs.Max), vs.Spikes, vs.inGCText(),
-				vs.Gen0PerK, vs.Gen1PerK, vs.Gen2, msOf(vs.Gen2Pause), 100*vs.GCShare)
+			fmt.Fprintf(w, "| `%s` | %s |\n", vs.Variant, strings.Join(vs.cells(), " | "))
 		}
 	}
 }

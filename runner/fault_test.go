@@ -146,6 +146,26 @@ func runWithin(t *testing.T, w *runner.Worker, limit time.Duration) (*runner.Res
 	return nil, 0, 0
 }
 
+// checkKilledByTimeout: the run was stopped by the named timeout, its
+// reason says so, and the worker, which ignores SIGTERM, died by SIGKILL no
+// sooner than the timeout plus the grace period (earliest).
+func checkKilledByTimeout(t *testing.T, res *runner.Result, which string, took, earliest time.Duration) {
+	t.Helper()
+	var te *runner.TimeoutError
+	if !errors.As(res.Stopped, &te) || te.Which != which {
+		t.Errorf("stopped by %v, want the %s timeout", res.Stopped, which)
+	}
+	if !strings.Contains(res.Reason(), which+" timeout") {
+		t.Errorf("reason %q does not name the %s timeout", res.Reason(), which)
+	}
+	if res.Signal != "SIGKILL" {
+		t.Errorf("worker ended by signal %q (exit %d), want SIGKILL", res.Signal, res.ExitCode)
+	}
+	if took < earliest {
+		t.Errorf("killed after %v, before the %s timeout plus the grace period (%v)", took, which, earliest)
+	}
+}
+
 func TestSIGTERMIgnoredIsKilledAfterGrace(t *testing.T) {
 	// Only the leader holds the pipes, as above.
 	w := fakeWorker(t, stubborn+"sleep 600 2>&- 3>&-\n")
@@ -153,19 +173,7 @@ func TestSIGTERMIgnoredIsKilledAfterGrace(t *testing.T) {
 	defer checkGoroutines(t)()
 	res, took, pgid := runWithin(t, w, 20*time.Second)
 
-	var te *runner.TimeoutError
-	if !errors.As(res.Stopped, &te) || te.Which != "silence" {
-		t.Errorf("stopped by %v, want the silence timeout", res.Stopped)
-	}
-	if !strings.Contains(res.Reason(), "silence timeout") {
-		t.Errorf("reason %q does not name the silence timeout", res.Reason())
-	}
-	if res.Signal != "SIGKILL" {
-		t.Errorf("worker ended by signal %q (exit %d), want SIGKILL", res.Signal, res.ExitCode)
-	}
-	if took < w.Silence+w.Grace {
-		t.Errorf("killed after %v, before the silence timeout plus the %v grace period", took, w.Grace)
-	}
+	checkKilledByTimeout(t, res, "silence", took, w.Silence+w.Grace)
 	checkGroupGone(t, pgid)
 }
 
@@ -182,19 +190,7 @@ done
 	defer checkGoroutines(t)()
 	res, took, pgid := runWithin(t, w, 20*time.Second)
 
-	var te *runner.TimeoutError
-	if !errors.As(res.Stopped, &te) || te.Which != "total" {
-		t.Errorf("stopped by %v, want the total timeout", res.Stopped)
-	}
-	if !strings.Contains(res.Reason(), "total timeout") {
-		t.Errorf("reason %q does not name the total timeout", res.Reason())
-	}
-	if res.Signal != "SIGKILL" {
-		t.Errorf("worker ended by signal %q (exit %d), want SIGKILL", res.Signal, res.ExitCode)
-	}
-	if took < w.Total+w.Grace {
-		t.Errorf("killed after %v, before the total timeout plus the %v grace period", took, w.Grace)
-	}
+	checkKilledByTimeout(t, res, "total", took, w.Total+w.Grace)
 	// Steps go on through the grace period; all of them are kept.
 	if len(res.Stream.Steps) < 10 || len(reread(t, w.RecordsPath).Steps) != len(res.Stream.Steps) {
 		t.Errorf("%d steps in memory, %d on disk; want the same, at least 10", len(res.Stream.Steps), len(reread(t, w.RecordsPath).Steps))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -17,7 +18,7 @@ func supervise(ctx context.Context, pid int, grace, total time.Duration) (runCtx
 	if total > 0 {
 		runCtx, cancelTotal = context.WithTimeoutCause(runCtx, total, &TimeoutError{"total", total})
 	}
-	stopKiller := (&Worker{Grace: grace}).killOnDone(runCtx, pid)
+	stopKiller := killOnDone(runCtx, pid, grace)
 	return runCtx, stop, func() {
 		stopKiller()
 		cancelTotal()
@@ -81,4 +82,34 @@ func stderrTail(w io.Writer) (io.Writer, *tailWriter) {
 		return tail, tail
 	}
 	return io.MultiWriter(w, tail), tail
+}
+
+// killOnDone signals the process group when ctx ends: SIGTERM, then SIGKILL
+// after the grace period (0: DefaultGrace). The returned func stops watching.
+func killOnDone(ctx context.Context, pid int, grace time.Duration) func() {
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+		}
+		syscall.Kill(-pid, syscall.SIGTERM)
+		t := time.NewTimer(grace)
+		defer t.Stop()
+		select {
+		case <-done:
+		case <-t.C:
+		}
+		// The leader may have exited while children it started linger in
+		// the group: SIGKILL them all either way.
+		syscall.Kill(-pid, syscall.SIGKILL)
+	}()
+	return func() { close(done); wg.Wait() }
 }

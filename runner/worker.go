@@ -204,37 +204,6 @@ func collect(s *bench.Stream, rec bench.Record) {
 	}
 }
 
-// killOnDone signals the process group when ctx ends: SIGTERM, then SIGKILL
-// after the grace period. The returned func stops watching.
-func (w *Worker) killOnDone(ctx context.Context, pid int) func() {
-	grace := w.Grace
-	if grace <= 0 {
-		grace = DefaultGrace
-	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		select {
-		case <-done:
-			return
-		case <-ctx.Done():
-		}
-		syscall.Kill(-pid, syscall.SIGTERM)
-		t := time.NewTimer(grace)
-		defer t.Stop()
-		select {
-		case <-done:
-		case <-t.C:
-		}
-		// The leader may have exited while children it started linger in
-		// the group: SIGKILL them all either way.
-		syscall.Kill(-pid, syscall.SIGKILL)
-	}()
-	return func() { close(done); wg.Wait() }
-}
-
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -127,7 +127,7 @@ unchanged environment), 2 bad input or missing baseline, 3 infrastructure.
 		return code
 	}
 	out := humanOut(*format, stdout, stderr)
-	printRunSummary(out, m)
+	report.RunSummaryText(out, m)
 	var text bytes.Buffer
 	w := io.MultiWriter(out, &text)
 	failed := false

@@ -182,7 +182,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	out := humanOut(*format, stdout, stderr)
-	printRunSummary(out, m)
+	report.RunSummaryText(out, m)
 	d := &report.Doc{Kind: "run", Title: "gcjitter run: " + dir, Generated: time.Now(), Manifest: m}
 	if err := attachSteps(d, dir); err == nil {
 		if _, err := writeReports(dir, "report", d, "html"); err != nil {
