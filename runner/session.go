@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -151,53 +150,51 @@ func (s *Session) runOne(ctx context.Context, script string, p PlannedRun, r *re
 		python = p.Variant.Python
 	}
 	steps := c.Steps + c.Warmup
-	workers := make([]*Worker, ranks)
-	for k := range ranks {
-		stderr, err := os.Create(filepath.Join(s.Dir, r.RankStderr(k)))
-		if err != nil {
-			return fmt.Errorf("results directory: %w", err)
-		}
-		defer stderr.Close()
-		var rankEnv map[string]string
-		if ranks > 1 {
-			rankEnv = GroupEnv(k, ranks, port)
-		}
-		w := &Worker{
-			Python: python, Script: script, Args: r.Args,
-			Env:         WorkerEnv(ParentEnv(), p.HashSeed, threadsFor(c), c.Env, p.Variant.Env, rankEnv),
-			RecordsPath: filepath.Join(s.Dir, r.RankRecords(k)),
-			Stdout:      stderr, Stderr: stderr, Grace: s.Grace,
-			Startup: time.Duration(c.Timeouts.Startup), Silence: time.Duration(c.Timeouts.Silence), Total: time.Duration(c.Timeouts.Total),
-		}
-		if k == 0 && s.Progress != nil {
-			w.OnRecord = func(rec bench.Record) {
-				if st, ok := rec.(*bench.Step); ok {
-					s.Progress.Step(r, st.Index+1, steps)
-				}
+	var progress func(bench.Record) // rank 0's steps
+	if s.Progress != nil {
+		progress = func(rec bench.Record) {
+			if st, ok := rec.(*bench.Step); ok {
+				s.Progress.Step(r, st.Index+1, steps)
 			}
 		}
-		workers[k] = w
 	}
-	var launched *Launched
+	var runRanks func(context.Context) ([]*Result, error)
 	if c.Launcher == "torchrun" {
-		var lerr error
-		if launched, lerr = s.launched(c, r, python, script, port, p.HashSeed, p.Variant.Env, workers[0].OnRecord); lerr != nil {
-			return lerr
+		g, stderr, err := s.launched(c, r, python, script, port, p.HashSeed, p.Variant.Env, progress)
+		if err != nil {
+			return err
 		}
-		defer launched.Stderr.(io.Closer).Close()
+		defer stderr.Close()
+		runRanks = g.Run
+	} else {
+		workers := make([]*Worker, ranks)
+		for k := range ranks {
+			stderr, err := os.Create(filepath.Join(s.Dir, r.RankStderr(k)))
+			if err != nil {
+				return fmt.Errorf("results directory: %w", err)
+			}
+			defer stderr.Close()
+			var rankEnv map[string]string
+			if ranks > 1 {
+				rankEnv = GroupEnv(k, ranks, port)
+			}
+			workers[k] = &Worker{
+				Python: python, Script: script, Args: r.Args,
+				Env:         WorkerEnv(ParentEnv(), p.HashSeed, threadsFor(c), c.Env, p.Variant.Env, rankEnv),
+				RecordsPath: filepath.Join(s.Dir, r.RankRecords(k)),
+				Stdout:      stderr, Stderr: stderr, Grace: s.Grace,
+				Startup: time.Duration(c.Timeouts.Startup), Silence: time.Duration(c.Timeouts.Silence), Total: time.Duration(c.Timeouts.Total),
+			}
+		}
+		workers[0].OnRecord = progress
+		runRanks = func(ctx context.Context) ([]*Result, error) { return RunGroup(ctx, workers) }
 	}
 	if s.Progress != nil {
 		s.Progress.RunStart(n, total, r)
 	}
 	start := time.Now()
 	r.Started = &start
-	var res []*Result
-	var err error
-	if launched != nil {
-		res, err = launched.Run(ctx)
-	} else {
-		res, err = RunGroup(ctx, workers)
-	}
+	res, err := runRanks(ctx)
 	r.Seconds = time.Since(start).Seconds()
 	if len(res) == 0 || res[0] == nil { // could not start or write at all
 		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.ENOEXEC) {
@@ -250,11 +247,12 @@ func (s *Session) runOne(ctx context.Context, script string, p PlannedRun, r *re
 
 // launched is the run's group under torchrun: one launcher process, its
 // output in the run's stderr file, each rank writing its own stream.
-func (s *Session) launched(c *cases.Case, r *results.Run, python, script string, port int, hashSeed uint32, variantEnv map[string]string, onRecord func(bench.Record)) (*Launched, error) {
+// The caller closes the returned stderr file.
+func (s *Session) launched(c *cases.Case, r *results.Run, python, script string, port int, hashSeed uint32, variantEnv map[string]string, onRecord func(bench.Record)) (*Launched, *os.File, error) {
 	ranks := max(c.Ranks, 1)
 	stderr, err := os.Create(filepath.Join(s.Dir, r.Stderr))
 	if err != nil {
-		return nil, fmt.Errorf("results directory: %w", err)
+		return nil, nil, fmt.Errorf("results directory: %w", err)
 	}
 	g := &Launched{
 		Command: TorchrunCommand(c.LauncherCommand, python, ranks, port),
@@ -274,7 +272,7 @@ func (s *Session) launched(c *cases.Case, r *results.Run, python, script string,
 			}
 		}
 	}
-	return g, nil
+	return g, stderr, nil
 }
 
 // firstFailure is the rank that failed first: one that failed on its own,
