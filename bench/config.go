@@ -2,12 +2,17 @@ package bench
 
 import (
 	"flag"
+	"fmt"
+	"math"
 	"strconv"
 )
 
 // Config is one worker invocation: the workload, its garbage, the GC policy
 // and the run's size. Its fields map one to one onto worker.py's flags, and
-// its zero-free defaults (DefaultConfig) are worker.py's defaults.
+// DefaultConfig holds worker.py's defaults; the fields whose zero means
+// "unset" (CPUs, GarbageJitter, RankSeed, ComputeScale, DeviceWaitMS) are
+// passed only when set, so a Config without them makes the same argument
+// list as before they existed.
 type Config struct {
 	Model  string // mlp, gpt, resnet or none
 	Device string // auto, cpu, cuda[:i], npu[:i]
@@ -31,7 +36,45 @@ type Config struct {
 	GarbageJitter float64 // vary the cycles per step by up to this fraction
 	RankSeed      string  // multi-rank: per-rank (default) or shared
 
+	// ComputeScale multiplies the compute per step (the batch of a torch
+	// model, the work of model none) to make the host look slower or
+	// faster; 0 means the worker's default, 1.
+	ComputeScale float64
+	// DeviceWaitMS is a GIL-releasing wait per step, inside the timed
+	// region, standing for an accelerator's share of the step; 0: none.
+	DeviceWaitMS float64
+
 	NoRecorder bool // run without the gc callback (to prove it changes nothing)
+}
+
+// MaxDeviceWaitMS is the longest wait per step the worker accepts (an hour:
+// anything longer is a typo); worker.py's MAX_DEVICE_WAIT_MS.
+const MaxDeviceWaitMS = 3_600_000
+
+// ValidateComputeScale checks Config.ComputeScale: finite and >= 0, where 0
+// means the worker's default, 1. (The worker itself wants > 0; 0 is never
+// passed to it.)
+func ValidateComputeScale(f float64) error {
+	if !(f >= 0) || math.IsInf(f, 1) {
+		return fmt.Errorf("must be a finite number >= 0 (0 means 1), got %v", f)
+	}
+	return nil
+}
+
+// ValidateDeviceWait checks Config.DeviceWaitMS: 0 (no wait) up to
+// MaxDeviceWaitMS milliseconds.
+func ValidateDeviceWait(ms float64) error {
+	if !(ms >= 0 && ms <= MaxDeviceWaitMS) {
+		return fmt.Errorf("must be in 0..%d (milliseconds), got %v", MaxDeviceWaitMS, ms)
+	}
+	return nil
+}
+
+// NeedsTorch is the rule for whether a worker imports torch: every model
+// but none, an explicit accelerator, and several ranks (torch.distributed).
+// worker.py's needs_torch is the same rule in Python.
+func NeedsTorch(model, device string, ranks int) bool {
+	return model != "none" || ranks > 1 || (device != "auto" && device != "cpu" && device != "")
 }
 
 // DefaultConfig returns worker.py's defaults.
@@ -61,6 +104,12 @@ func (c Config) Args() []string {
 	}
 	if c.GarbageJitter != 0 {
 		args = append(args, "--garbage-jitter", strconv.FormatFloat(c.GarbageJitter, 'g', -1, 64))
+	}
+	if c.ComputeScale != 0 {
+		args = append(args, "--compute-scale", strconv.FormatFloat(c.ComputeScale, 'g', -1, 64))
+	}
+	if c.DeviceWaitMS != 0 {
+		args = append(args, "--device-wait-ms", strconv.FormatFloat(c.DeviceWaitMS, 'g', -1, 64))
 	}
 	if c.RankSeed != "" {
 		args = append(args, "--rank-seed", c.RankSeed)
@@ -94,5 +143,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.LongLived, "long-lived", c.LongLived, "tracked objects alive for the whole run")
 	fs.IntVar(&c.Retain, "retain", c.Retain, "steps each step's garbage stays referenced before it dies")
 	fs.StringVar(&c.CPUs, "cpus", c.CPUs, "pin the worker to these CPUs (e.g. 0-3,6)")
+	fs.Float64Var(&c.ComputeScale, "compute-scale", c.ComputeScale, "multiply the compute per step (torch models: the batch; model none: the work), to make the host look slower or faster (0: the worker's default, 1)")
+	fs.Float64Var(&c.DeviceWaitMS, "device-wait-ms", c.DeviceWaitMS, "wait this many ms per step inside the timed region, GIL released: an accelerator's share of the step (0: no wait)")
 	fs.BoolVar(&c.NoRecorder, "no-recorder", c.NoRecorder, "do not install the gc callback")
 }

@@ -50,6 +50,12 @@ type Meta struct {
 	Warmup    int               `json:"warmup"`
 	Recorder  bool              `json:"recorder"`
 	Notes     []string          `json:"notes"`
+
+	// ComputeScale and DeviceWaitMS are the worker's --compute-scale and
+	// --device-wait-ms (Sizes already hold the scaled batch or work); 0 in
+	// streams from workers older than the flags.
+	ComputeScale float64 `json:"compute_scale,omitempty"`
+	DeviceWaitMS float64 `json:"device_wait_ms,omitempty"`
 }
 
 // PythonInfo identifies the interpreter; Version plus Build is the key a

@@ -238,6 +238,25 @@ def _safe_name(module, index):
 # synthetic batch that returns the tensors the step produced.
 
 
+MAX_DEVICE_WAIT_MS = 3600000.0  # an hour per step: anything longer is a typo
+
+
+def scale_compute(args):
+    """--compute-scale F: F times the model's compute per step, nothing else
+    changed. Torch models scale the batch, model none its --work loop:
+    max(1, round(size*F)) (a work of 0 stays 0). Applied to args once,
+    before the model is built, so the garbage and the GC schedule code never
+    see it, and the meta record's sizes are the sizes that ran."""
+    f = args.compute_scale
+    if f == 1:
+        return
+    if args.model == "none":
+        if args.work > 0:
+            args.work = max(1, int(round(args.work * f)))
+    else:
+        args.batch = max(1, int(round(args.batch * f)))
+
+
 def build_model(args, torch, device, notes):
     if args.model == "none":
         return _build_none(args)
@@ -523,11 +542,23 @@ def build_long_lived(k):
 # --------------------------------------------------------------------------
 # The recorder: gc.callbacks writing into preallocated arrays.
 
+# The recorder's state: the slots of one array("q") that the gc callback,
+# the hot loop and Recorder.take share. An array of integers rather than
+# attributes, so the callback only stores integers and allocates nothing.
+# The callback binds these as default arguments and the hot loop as locals,
+# so neither looks them up in the module's globals per event or per step.
+_USED = 0          # slots of Recorder.buf in use: events buffered * FIELDS
+_LOST = 1          # events dropped since the last take (the buffer was full)
+_START = 2         # perf_counter_ns() at the start of the running collection
+_IN_SCHEDULED = 3  # 1 while the policy's own gc.collect runs: events are "manual"
+_STATE_SLOTS = 4
+
 
 class Recorder(object):
     """Collects GC events without allocating tracked objects in the
     callback: the callback only stores integers into one flat preallocated
-    array, FIELDS slots per event (fewer lookups than one array per field)."""
+    array, FIELDS slots per event (fewer lookups than one array per field),
+    and into the state array (slots _USED, _LOST, _START, _IN_SCHEDULED)."""
 
     FIELDS = 6  # start ns, pause ns, generation, collected, uncollectable, manual
 
@@ -536,27 +567,26 @@ class Recorder(object):
         limit = capacity * width
         self.cap = capacity
         self.buf = buf = array.array("q", [0]) * limit
-        # used slots, lost events, start time of the running collection,
-        # 1 while the policy's own gc.collect runs
-        self.state = state = array.array("q", [0, 0, 0, 0])
+        self.state = state = array.array("q", [0]) * _STATE_SLOTS
 
-        def on_gc(phase, info, perf_counter_ns=perf_counter_ns):
+        def on_gc(phase, info, perf_counter_ns=perf_counter_ns, USED=_USED, LOST=_LOST,
+                  START=_START, IN_SCHEDULED=_IN_SCHEDULED):
             if phase == "start":
-                state[2] = perf_counter_ns()
+                state[START] = perf_counter_ns()
                 return
             end = perf_counter_ns()
-            i = state[0]
+            i = state[USED]
             if i < limit:
-                start = state[2]
+                start = state[START]
                 buf[i] = start
                 buf[i + 1] = end - start
                 buf[i + 2] = info["generation"]
                 buf[i + 3] = info["collected"]
                 buf[i + 4] = info["uncollectable"]
-                buf[i + 5] = state[3]
-                state[0] = i + width
+                buf[i + 5] = state[IN_SCHEDULED]
+                state[USED] = i + width
             else:
-                state[1] += 1
+                state[LOST] += 1
         self.callback = on_gc
         self.totals = [0, 0, 0]  # per generation, kept outside the callback
 
@@ -570,9 +600,10 @@ class Recorder(object):
     def take(self, t0):
         """Format and clear the buffered events as a JSON array. Events that
         started before t0 (the step's start) happened between steps."""
-        used = self.state[0]
-        lost = self.state[1]
-        self.state[1] = 0
+        state = self.state
+        used = state[_USED]
+        lost = state[_LOST]
+        state[_LOST] = 0
         if used == 0:
             return "[]", lost
         buf, totals, s = self.buf, self.totals, "["
@@ -588,10 +619,10 @@ class Recorder(object):
                 "true" if buf[i + 5] else "false")
         s += "]"
         # Events fired while formatting belong to the next record.
-        extra = self.state[0] - used
+        extra = state[_USED] - used
         if extra:
             buf[0:extra] = buf[used:used + extra]
-        self.state[0] = extra
+        state[_USED] = extra
         return s, lost
 
 
@@ -702,6 +733,8 @@ def meta_record(args, torch, device, policy, recorder_on, notes):
         "world_size": int(os.environ.get("WORLD_SIZE", "1")),
         "host": socket.gethostname(),
         "cpu_model": _cpu_model(),
+        "compute_scale": args.compute_scale,
+        "device_wait_ms": args.device_wait_ms,
         "steps": args.steps,
         "warmup": args.warmup,
         "recorder": recorder_on,
@@ -757,17 +790,52 @@ def join_process_group(args, torch, device):
     return collective, backend
 
 
+class Run(object):
+    """The run's state, passed between its parts: filled by prepare() and
+    start_run(), read into locals by hot_loop() before the first step, and by
+    end_record().
+
+    Everything start_run() creates after the collector's reset stays referenced
+    from here (or from a local of hot_loop) until the run ends, as it did
+    when the run was one function: a temporary that died earlier would lower
+    the young generation's count at the first step and move every
+    collection of the run by that many allocations."""
+
+    __slots__ = ("args", "torch", "policy", "patterns", "device", "notes", "empty_cache",
+                 "collective", "backend", "step_fn", "rng", "long_lived", "retained",
+                 "thresholds", "recorder", "meta", "stats0")
+
+    def __init__(self, args, torch):
+        self.args = args
+        self.torch = torch
+        self.policy = self.patterns = self.device = self.notes = None
+        self.empty_cache = self.collective = self.backend = self.step_fn = None
+        self.rng = self.long_lived = self.retained = self.thresholds = None
+        self.recorder = self.meta = self.stats0 = None
+
+
 def run(args, stream, torch):
-    policy = parse_policy(args.policy)
-    patterns = parse_garbage(args.garbage)
-    device = resolve_device(args.device, torch, local_rank_from_env())
-    notes = []
-    empty_cache = None
+    """One worker run: the meta record, one step record per step, the end
+    record. hot_loop() calls the preparation itself (see there)."""
+    r = Run(args, torch)
+    wall, stats1 = hot_loop(r, stream)
+    end_record(r, stream, wall, stats1)
+
+
+def prepare(r):
+    """The workload: the policy, the device, CPU pinning, torch's threads,
+    the process group, the model, the garbage patterns, the long-lived
+    heap."""
+    args, torch = r.args, r.torch
+    policy = r.policy = parse_policy(args.policy)
+    r.patterns = parse_garbage(args.garbage)
+    device = r.device = resolve_device(args.device, torch, local_rank_from_env())
+    notes = r.notes = []
     if policy.empty_cache_every_step:
         if device.empty_cache is None:
             notes.append("empty-cache-every-step: not applicable on %s; no cache is released" % device.kind)
         else:
-            empty_cache = device.empty_cache
+            r.empty_cache = device.empty_cache
     if args.cpus:
         if not hasattr(os, "sched_setaffinity"):
             raise UsageError("--cpus: this platform cannot pin processes")
@@ -778,37 +846,78 @@ def run(args, stream, torch):
         notes.append("pinned to CPUs %s" % args.cpus)
     if torch is not None and args.threads > 0:
         torch.set_num_threads(args.threads)
-    collective, backend = join_process_group(args, torch, device)
+    r.collective, r.backend = join_process_group(args, torch, device)
     rank, world = world_from_env()
     if world > 1 and args.rank_seed == "per-rank":
         # Ranks see different data in real jobs, so their garbage (and
         # with --garbage-jitter, their GC schedule) differs.
         args.seed += 1000 * rank
-    step_fn = build_model(args, torch, device, notes)
+    scale_compute(args)
+    r.step_fn = build_model(args, torch, device, notes)
 
-    rng = random.Random(args.seed)
-    long_lived = build_long_lived(args.long_lived)
-    retained = [None] * args.retain if args.retain > 0 else None
+    r.rng = random.Random(args.seed)
+    r.long_lived = build_long_lived(args.long_lived)
+    r.retained = [None] * args.retain if args.retain > 0 else None
 
-    # Start every run from the same collector state: the heap built above is
-    # old, nothing is pending, counts are zero. Then apply the policy.
+
+def start_run(r, stream):
+    """The end of the preparation: the collector's starting state, the meta
+    record, the recorder's callback. Called by hot_loop (see there)."""
+    args, policy = r.args, r.policy
+    # Start every run from the same collector state: the heap built by
+    # prepare() is old, nothing is pending, counts are zero. Then apply the
+    # policy.
     gc.collect()
     if policy.threshold is not None:
-        t = list(gc.get_threshold())
+        t = r.thresholds = list(gc.get_threshold())
         t[: len(policy.threshold)] = policy.threshold
         gc.set_threshold(*t)
     if policy.disabled or policy.manual_every:
         gc.disable()
 
-    recorder = Recorder(args.event_capacity) if args.recorder else None
-    meta = meta_record(args, torch, device, policy, args.recorder, notes)
-    meta["backend"] = backend
+    recorder = r.recorder = Recorder(args.event_capacity) if args.recorder else None
+    meta = r.meta = meta_record(args, r.torch, r.device, policy, args.recorder, r.notes)
+    meta["backend"] = r.backend
     stream.write_obj(meta)
-    stats0 = gc.get_stats()
+    r.stats0 = gc.get_stats()
     if recorder is not None:
         recorder.install()
 
+
+def hot_loop(r, stream):
+    """prepare() and start_run(), then the timed steps and their step
+    records. Returns the loop's wall time in ns and gc.get_stats() at its
+    end.
+
+    The preparation is called from here rather than from run() so that this
+    frame is what run's frame was when the run was one function: on the
+    stack through the whole preparation, the collector's reset included.
+    The schedule depends on it: on CPython 3.8-3.10 every frame is an object
+    the collector counts, and from 3.11 a frame becomes one when something
+    walks the stack (torch.manual_seed does, in prepare) or when a frame
+    that a traceback holds returns (--garbage traceback). Measured with the
+    loop's frame made later: after the reset, on 3.10, a gen-0 count 9
+    higher at every step and 6 gen-0 collections moved across a step
+    boundary; after prepare() but before the reset, on 3.11 with torch, 1
+    higher and one gen-0 collection moved.
+
+    Everything a step uses is bound to a local first: the loop body looks
+    up nothing per step beyond perf_counter_ns, gc.get_count, rng.random,
+    recorder.take and stream.write_line (and gc.freeze once, int and round
+    with --garbage-jitter), and it allocates no tracked object inside the
+    timed region (HotLoopTest checks the lookups)."""
+    prepare(r)
+    start_run(r, stream)
+    args, policy, device = r.args, r.policy, r.device
+    step_fn, patterns, rng = r.step_fn, r.patterns, r.rng
+    retained, recorder = r.retained, r.recorder
+    empty_cache, collective = r.empty_cache, r.collective
     sync = device.synchronize
+    # --device-wait-ms: the host waits, GIL released, as for kernels running
+    # on an accelerator. A float prepared here, so the call in the loop
+    # allocates nothing the collector tracks; None skips it entirely.
+    device_wait = args.device_wait_ms / 1000.0 if args.device_wait_ms > 0 else None
+    sleep = time.sleep
     dev_mem = device.memory_allocated
     rss = _rss_reader()
     cycles, objects, jitter = args.cycles, args.objects, args.garbage_jitter
@@ -816,8 +925,10 @@ def run(args, stream, torch):
     collect_every = policy.collect_every_step
     has_action = policy.has_step_action
     freeze_at = args.warmup if policy.freeze else -1
-    state = recorder.state if recorder is not None else array.array("q", [0, 0, 0, 0])
-    total = args.warmup + args.steps
+    state = recorder.state if recorder is not None else array.array("q", [0]) * _STATE_SLOTS
+    in_scheduled = _IN_SCHEDULED
+    retain, warmup = args.retain, args.warmup
+    total = warmup + args.steps
     collect = gc.collect
     if freeze_at == 0:
         gc.freeze()
@@ -838,17 +949,21 @@ def run(args, stream, torch):
         scheduled = False
         if has_action:
             if manual_every and (i + 1) % manual_every == 0:
-                state[3] = 1
+                state[in_scheduled] = 1
                 collect(manual_gen)
-                state[3] = 0
+                state[in_scheduled] = 0
                 scheduled = True
             elif collect_every:
-                state[3] = 1
+                state[in_scheduled] = 1
                 collect()
-                state[3] = 0
+                state[in_scheduled] = 0
                 scheduled = True
             if empty_cache is not None:
                 empty_cache()
+        if device_wait is not None:
+            # The device's share of the step: the host only waits, so a GC
+            # pause on the host is a few percent of the step, not all of it.
+            sleep(device_wait)
         if collective is not None:
             # The gradient all-reduce: a rank that paused for GC makes
             # every other rank wait here.
@@ -862,7 +977,7 @@ def run(args, stream, torch):
             # survives young collections and is promoted before it dies, as
             # state that real loops hold across steps (logged losses, cached
             # batches) is: this is what feeds CPython's gen-2 trigger.
-            retained[i % args.retain] = keep
+            retained[i % retain] = keep
             keep = None
         out = None
         if recorder is not None:
@@ -873,24 +988,30 @@ def run(args, stream, torch):
         stream.write_line(
             '{"type":"step","i":%d,"warmup":%s,"ns":%d,"gc":%s,"lost":%d,"sched":%s,'
             '"count":[%d,%d,%d],"rss":%s,"dev_mem":%s}' % (
-                i, "true" if i < args.warmup else "false", t1 - t0, events, lost,
+                i, "true" if i < warmup else "false", t1 - t0, events, lost,
                 "true" if scheduled else "false", c0, c1, c2,
                 rss() if rss is not None else "null",
                 dev_mem() if dev_mem is not None else "null"))
     wall = perf_counter_ns() - wall0
     if recorder is not None:
         recorder.remove()
-    stats1 = gc.get_stats()
-    del long_lived, retained
+    return wall, gc.get_stats()
+
+
+def end_record(r, stream, wall, stats1):
+    """After the last step: the end record (the interpreter's own collection
+    counts over the loop) and the process group's teardown."""
+    recorder, stats0 = r.recorder, r.stats0
+    r.long_lived = r.retained = None
     stream.write_obj({
         "type": "end",
-        "steps": total,
+        "steps": r.args.warmup + r.args.steps,
         "wall_ns": wall,
         "gc_stats": [{k: stats1[g][k] - stats0[g].get(k, 0) for k in stats1[g]} for g in range(len(stats1))],
         "recorded": list(recorder.totals) if recorder is not None else None,
         "freeze_count": gc.get_freeze_count(),
     })
-    if collective is not None:
+    if r.collective is not None:
         import torch.distributed as dist
         dist.destroy_process_group()
 
@@ -920,17 +1041,17 @@ def measure_overhead(n):
     # without the recorder installed; both loops reset the buffer alike.
     m = max(n // 10, 1000)
     rec = Recorder(16)
-    state = rec.state
+    state, used = rec.state, _USED
     t0 = pc()
     for _ in range(m):
         gc.collect(0)
-        state[0] = 0
+        state[used] = 0
     bare_gc = (pc() - t0) / m
     rec.install()
     t0 = pc()
     for _ in range(m):
         gc.collect(0)
-        state[0] = 0
+        state[used] = 0
     with_rec = (pc() - t0) / m
     rec.remove()
     gc.enable()
@@ -971,6 +1092,10 @@ def _parser():
     a("--image", type=int, default=32, help="resnet input size")
     a("--work", type=int, default=20000, help="model none: loop iterations per step")
     a("--threads", type=int, default=0, help="torch intra-op threads (0: torch's default)")
+    a("--compute-scale", type=float, default=1.0, metavar="F",
+      help="F times the compute per step: the batch of a torch model, --work of model none")
+    a("--device-wait-ms", type=float, default=0.0, metavar="X",
+      help="wait X ms per step in the timed region, GIL released (an accelerator's share of the step)")
     a("--garbage", default="none", help="pattern(s) joined by +: %s, or none" % ", ".join(sorted(PATTERNS)))
     a("--cycles", type=int, default=100, help="garbage cycles per step")
     a("--objects", type=int, default=4, help="objects per cycle")
@@ -998,6 +1123,12 @@ def _validate(args):
         v = getattr(args, name)
         if v < lo:
             raise UsageError("--%s must be >= %d, got %d" % (name.replace("_", "-"), lo, v))
+    # Written so that nan fails too: every comparison with nan is false.
+    if not 0 < args.compute_scale < float("inf"):
+        raise UsageError("--compute-scale must be a finite number > 0, got %r" % args.compute_scale)
+    if not 0 <= args.device_wait_ms <= MAX_DEVICE_WAIT_MS:
+        raise UsageError("--device-wait-ms must be in 0..%d (milliseconds), got %r"
+                         % (MAX_DEVICE_WAIT_MS, args.device_wait_ms))
     if not 0 <= args.garbage_jitter <= 1:
         raise UsageError("--garbage-jitter must be in 0..1, got %g" % args.garbage_jitter)
     if args.rank_seed not in ("per-rank", "shared"):
@@ -1041,6 +1172,13 @@ def _open_stream(args):
     return Stream(sys.stdout.fileno())
 
 
+def needs_torch(args):
+    """Whether this worker imports torch: every model but none, an explicit
+    accelerator, and several ranks (torch.distributed). bench.NeedsTorch is
+    the same rule in Go, which picks the interpreter."""
+    return args.model != "none" or args.device not in ("auto", "cpu") or world_from_env()[1] > 1
+
+
 def main(argv=None):
     stream = None
     try:
@@ -1054,7 +1192,7 @@ def main(argv=None):
         if args.check:
             return 0
         torch = None
-        if args.model != "none" or args.device not in ("auto", "cpu") or world_from_env()[1] > 1:
+        if needs_torch(args):
             try:
                 import torch
             except ImportError as e:

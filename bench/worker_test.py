@@ -367,6 +367,130 @@ class ResnetWithoutTorchvisionTest(unittest.TestCase):
                          shapes(torchvision.models.resnet18(num_classes=10)))
 
 
+def run_worker(test, argv):
+    """Runs the whole worker (model none needs no torch) and returns its
+    records."""
+    with tempfile.TemporaryDirectory() as d:
+        records = os.path.join(d, "r.jsonl")
+        p = subprocess.run([sys.executable, worker.__file__] + argv + ["--records", records],
+                           env=dict(os.environ, PYTHONHASHSEED="0"),
+                           stderr=subprocess.PIPE, universal_newlines=True)
+        test.assertEqual(p.returncode, 0, p.stderr)
+        with open(records) as f:
+            return [json.loads(line) for line in f]
+
+
+def gc_schedule(recs):
+    """What must not move: collections per generation as the interpreter
+    counted them, and the generation of every recorded collection, step by
+    step."""
+    end = recs[-1]
+    return ([g["collections"] for g in end["gc_stats"]],
+            [[e["gen"] for e in r["gc"]] for r in recs if r["type"] == "step"])
+
+
+# A seeded run whose garbage makes collections of every generation.
+GARBAGE_RUN = ["--model", "none", "--work", "200", "--device", "cpu", "--steps", "150",
+               "--warmup", "5", "--garbage", "pairs+ring+graph+logdict", "--cycles", "40",
+               "--objects", "5", "--long-lived", "20000", "--retain", "6", "--seed", "3"]
+
+
+class WorkloadKnobsTest(unittest.TestCase):
+    """--compute-scale and --device-wait-ms change how long a step takes,
+    never which collections it makes."""
+
+    def parse(self, *argv):
+        args = worker._parser().parse_args(list(argv))
+        worker._validate(args)
+        return args
+
+    def test_validation(self):
+        for argv in (["--compute-scale", "0.5"], ["--compute-scale", "3"],
+                     ["--device-wait-ms", "0"], ["--device-wait-ms", "2.5"],
+                     ["--device-wait-ms", "3600000"]):
+            with self.subTest(argv):
+                self.parse(*argv)
+        for argv in (["--compute-scale", "0"], ["--compute-scale", "-1"],
+                     ["--compute-scale", "nan"], ["--compute-scale", "inf"],
+                     ["--compute-scale", "x"], ["--device-wait-ms", "-1"],
+                     ["--device-wait-ms", "nan"], ["--device-wait-ms", "inf"],
+                     ["--device-wait-ms", "3600001"]):
+            with self.subTest(argv):
+                with self.assertRaises(worker.UsageError) as cm:
+                    self.parse(*argv)
+                self.assertIn(argv[0], str(cm.exception))
+                self.assertNotIn("\n", str(cm.exception))
+
+    def test_scale_compute(self):
+        for argv, want in (
+                (["--model", "mlp", "--batch", "8", "--compute-scale", "2"], (16, 20000)),
+                (["--model", "gpt", "--batch", "3", "--compute-scale", "0.5"], (2, 20000)),
+                (["--model", "resnet", "--batch", "8", "--compute-scale", "0.01"], (1, 20000)),
+                (["--model", "none", "--work", "1000", "--compute-scale", "2"], (8, 2000)),
+                (["--model", "none", "--work", "0", "--compute-scale", "2"], (8, 0)),
+                (["--model", "none", "--work", "10", "--compute-scale", "0.001"], (8, 1)),
+                (["--model", "mlp", "--batch", "8"], (8, 20000))):
+            with self.subTest(argv):
+                args = self.parse(*argv)
+                worker.scale_compute(args)
+                self.assertEqual((args.batch, args.work), want)
+
+    def test_compute_scale_doubles_work_and_is_in_meta(self):
+        base = ["--model", "none", "--work", "1000", "--steps", "3", "--warmup", "1"]
+        meta = run_worker(self, base)[0]
+        self.assertEqual((meta["sizes"]["work"], meta["compute_scale"], meta["device_wait_ms"]), (1000, 1, 0))
+        meta = run_worker(self, base + ["--compute-scale", "2"])[0]
+        self.assertEqual((meta["sizes"]["work"], meta["compute_scale"]), (2000, 2))
+
+    def test_compute_scale_doubles_the_batch(self):
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            self.skipTest("needs torch")
+        recs = run_worker(self, ["--model", "mlp", "--batch", "4", "--hidden", "16", "--device", "cpu",
+                                 "--threads", "1", "--steps", "2", "--warmup", "0", "--compute-scale", "2"])
+        self.assertEqual((recs[0]["sizes"]["batch"], recs[0]["compute_scale"]), (8, 2))
+        self.assertEqual(recs[-1]["type"], "end")
+
+    def test_device_wait_makes_every_step_at_least_that_long(self):
+        recs = run_worker(self, ["--model", "none", "--work", "10", "--steps", "20", "--warmup", "1",
+                                 "--device-wait-ms", "5"])
+        self.assertEqual(recs[0]["device_wait_ms"], 5)
+        steps = [r for r in recs if r["type"] == "step"]
+        self.assertEqual(len(steps), 21)
+        # Only a lower bound: the machine is noisy.
+        for r in steps:
+            self.assertGreaterEqual(r["ns"], 5000000, "step %d" % r["i"])
+
+    def test_no_wait_no_call(self):
+        def loop(*extra):
+            args = worker._parser().parse_args(
+                ["--model", "none", "--work", "10", "--device", "cpu", "--steps", "4", "--warmup", "1"] + list(extra))
+            r, w = os.pipe()
+            calls = []
+            orig = worker.time.sleep
+            worker.time.sleep = lambda s: calls.append(s)
+            try:
+                worker.run(args, worker.Stream(w), None)
+            finally:
+                worker.time.sleep = orig
+                os.close(w)
+            with os.fdopen(r) as f:
+                f.read()
+            return calls
+        self.assertEqual(loop(), [])
+        self.assertEqual(loop("--device-wait-ms", "2"), [0.002] * 5)
+
+    def test_knobs_do_not_move_the_gc_schedule(self):
+        want = gc_schedule(run_worker(self, GARBAGE_RUN))
+        self.assertTrue(all(want[0]), "not every generation collected: the test would prove nothing: %s" % want[0])
+        for extra in (["--device-wait-ms", "1"], ["--compute-scale", "3"]):
+            with self.subTest(extra):
+                got = gc_schedule(run_worker(self, GARBAGE_RUN + extra))
+                self.assertEqual(got[0], want[0], "collections per generation")
+                self.assertEqual(got[1], want[1], "collections step by step")
+
+
 class RecorderTest(unittest.TestCase):
     def test_callback_allocates_no_tracked_objects(self):
         # A net-zero transient allocation is invisible in gc.get_count(), yet
@@ -406,7 +530,8 @@ class RecorderTest(unittest.TestCase):
             gc.callbacks.remove(detector)
         self.assertGreater(seen[0], 5, "the young count never crossed the threshold: the test proves nothing")
         self.assertEqual(moved, 0, "calling the gc callback started %d collections: it allocates tracked objects" % moved)
-        self.assertEqual((rec.state[0], rec.state[1]), (16 * rec.FIELDS, 200 - 16), "overflow must be counted as lost")
+        self.assertEqual((rec.state[worker._USED], rec.state[worker._LOST]), (16 * rec.FIELDS, 200 - 16),
+                         "overflow must be counted as lost")
         events, lost = rec.take(0)
         self.assertEqual((len(json.loads(events)), lost), (16, 200 - 16))
         self.assertEqual(rec.totals, [0, 0, 16])
@@ -420,12 +545,97 @@ class RecorderTest(unittest.TestCase):
         got = json.loads(events)
         self.assertEqual([e["gen"] for e in got], [0, 1])
         self.assertTrue(all(e["in_step"] and not e["manual"] for e in got))
-        self.assertEqual((lost, rec.state[0]), (0, 0))
+        self.assertEqual((lost, rec.state[worker._USED]), (0, 0))
         # An event before the step's start is marked as between steps.
         rec.callback("start", {})
         rec.callback("stop", {"generation": 0, "collected": 0, "uncollectable": 0})
         events, _ = rec.take(worker.perf_counter_ns() + 10 ** 9)
         self.assertFalse(json.loads(events)[0]["in_step"])
+
+    def test_state_slots_are_named(self):
+        slots = (worker._USED, worker._LOST, worker._START, worker._IN_SCHEDULED)
+        self.assertEqual(sorted(slots), list(range(worker._STATE_SLOTS)))
+        rec = worker.Recorder(4)
+        self.assertEqual(len(rec.state), worker._STATE_SLOTS)
+        rec.callback("start", {})
+        start = rec.state[worker._START]
+        self.assertGreater(start, 0, "the start of a collection goes into _START")
+        rec.state[worker._IN_SCHEDULED] = 1
+        rec.callback("stop", {"generation": 2, "collected": 1, "uncollectable": 0})
+        rec.state[worker._IN_SCHEDULED] = 0
+        rec.callback("start", {})
+        rec.callback("stop", {"generation": 0, "collected": 0, "uncollectable": 0})
+        self.assertEqual(rec.state[worker._USED], 2 * rec.FIELDS)
+        self.assertEqual(rec.buf[0], start)
+        events, _ = rec.take(0)
+        self.assertEqual([e["manual"] for e in json.loads(events)], [True, False],
+                         "events are manual while _IN_SCHEDULED is set")
+
+
+def _lookups(fn, first=None, last=None):
+    """The names fn's bytecode looks up as globals and as attributes,
+    limited to the source lines strictly between the lines that start with
+    first and last (stripped) when they are given. By line, not by offset,
+    so a compiler that moves blocks around cannot hide one."""
+    import dis
+    import inspect
+    lines, start = inspect.getsourcelines(fn)
+    lo, hi = start, start + len(lines)
+    if first is not None:
+        stripped = [l.strip() for l in lines]
+        lo = start + next(k for k, l in enumerate(stripped) if l.startswith(first))
+        hi = start + next(k for k, l in enumerate(stripped) if l.startswith(last))
+    glob, attr, line = set(), set(), None
+    for ins in dis.get_instructions(fn):
+        n = getattr(ins, "line_number", None)  # 3.13+
+        if n is None and not isinstance(ins.starts_line, bool):
+            n = ins.starts_line
+        if n is not None:
+            line = n
+        if line is None or not lo < line < hi:
+            continue
+        if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+            glob.add(ins.argval)
+        elif ins.opname in ("LOAD_ATTR", "LOAD_METHOD", "STORE_ATTR", "DELETE_ATTR"):
+            attr.add(ins.argval)
+    return glob, attr
+
+
+class HotLoopTest(unittest.TestCase):
+    """The hot loop's lookups per step and the callback's per event: a new
+    one has to be a decision, not an accident of a refactor."""
+
+    def test_loop_body_looks_up_only_what_it_must(self):
+        glob, attr = _lookups(worker.hot_loop, "for i in range(total):", "wall = perf_counter_ns() - wall0")
+        self.assertEqual(glob, {"perf_counter_ns", "gc", "int", "round"},
+                         "globals looked up per step: bind new ones to locals before the loop")
+        self.assertEqual(attr, {"freeze", "random", "take", "get_count", "write_line"},
+                         "attributes looked up per step: bind new ones to locals before the loop")
+
+    def test_callback_looks_up_nothing(self):
+        glob, attr = _lookups(worker.Recorder(1).callback)
+        self.assertEqual((glob, attr), (set(), set()),
+                         "the gc callback must use locals only (state slots are bound as default arguments)")
+
+    def test_no_recorder_manual_policy(self):
+        # --no-recorder: the policy's in-scheduled flag goes into a state
+        # array of its own; the loop still collects on schedule.
+        args = worker._parser().parse_args([
+            "--model", "none", "--work", "10", "--device", "cpu", "--policy", "manual:3",
+            "--steps", "7", "--warmup", "2", "--garbage", "pairs", "--cycles", "5", "--no-recorder"])
+        r, w = os.pipe()
+        try:
+            worker.run(args, worker.Stream(w), None)
+        finally:
+            os.close(w)
+            gc.enable()  # manual disabled automatic collection in this process
+        with os.fdopen(r) as f:
+            recs = [json.loads(line) for line in f]
+        steps = [x for x in recs if x["type"] == "step"]
+        self.assertEqual([x["i"] for x in steps if x["sched"]], [2, 5, 8])
+        self.assertEqual({json.dumps(x["gc"]) for x in steps}, {"[]"})
+        self.assertEqual((recs[0]["recorder"], recs[-1]["type"], recs[-1]["recorded"]), (False, "end", None))
+        self.assertEqual(recs[-1]["gc_stats"][2]["collections"], 3)
 
 
 if __name__ == "__main__":
