@@ -6,7 +6,7 @@ BIN     := bin/gcjitter
 # The interpreter with torch, found (or installed) once per make invocation.
 PYTHON   = $(shell scripts/setup.sh)
 
-.PHONY: all build setup run test fuzz bench clean
+.PHONY: all build setup run test fuzz bench matrix clean
 
 # Each fuzzer's budget in make test is a count of inputs, about 10 s each on
 # a 2-core VM: a duration -fuzztime races the fuzzing coordinator's deadline
@@ -56,6 +56,13 @@ fuzz:
 # Harness overhead and other speed figures (see BENCHMARKS.md).
 bench: build
 	@py="$(PYTHON)"; GCJITTER_PYTHON="$$py" $(GO) test -run '^$$' -bench . -benchtime 1x ./...
+
+# The host-speed matrix: the quick suite's expectations with the workload's
+# compute x0.5, x1 and x2, each with and without a CPU-burning process
+# beside the runs, REPS times each (make test runs one hard cell).
+REPS ?= 5
+matrix: build
+	@py="$(PYTHON)"; GCJITTER_PYTHON="$$py" GCJITTER_MATRIX_REPS=$(REPS) $(GO) test -count=1 -run '^TestHostSpeedMatrix$$' -timeout 6h -v ./cmd/gcjitter
 
 clean:
 	rm -rf bin

@@ -83,6 +83,14 @@ type Workload struct {
 	Image   int    `yaml:"image"`
 	Work    int    `yaml:"work"`
 	Threads int    `yaml:"threads"`
+	// ComputeScale multiplies the compute per step (the batch, or work for
+	// model none) to make the host look slower or faster: signatures must
+	// not move with it. 0 means 1.
+	ComputeScale float64 `yaml:"compute_scale"`
+	// DeviceWaitMS is a GIL-releasing wait per step, standing for the
+	// accelerator's share of the step, so a GC pause is a few percent of
+	// it as on an accelerator host. 0: none.
+	DeviceWaitMS float64 `yaml:"device_wait_ms"`
 }
 
 // Garbage is what the workload leaves for the collector each step.
@@ -129,24 +137,34 @@ const (
 type Gate struct {
 	Floors map[string]Fraction `yaml:"floors"`
 	Alpha  float64             `yaml:"alpha"`
-	// SpikeFactor: a step is a spike when it takes more than SpikeFactor
-	// times its run's median.
-	SpikeFactor float64 `yaml:"spike_factor"`
+	// Primary are the metrics the comparison tests (the family the
+	// false-alarm rate is spent on); empty: stats.DefaultPrimary. The
+	// others are reported with their change, not tested.
+	Primary []string `yaml:"primary"`
+	// What counts as a spike (stats.SpikeRule): an excess over the run's
+	// typical step of more than SpikeSigmas robust SDs (SpikeGCSigmas when
+	// its collections explain it) and SpikeFloor of the step; SpikeFactor,
+	// when set, replaces that with a fixed multiple of the run's median.
+	SpikeSigmas   float64 `yaml:"spike_sigmas"`
+	SpikeGCSigmas float64 `yaml:"spike_gc_sigmas"`
+	SpikeFloor    float64 `yaml:"spike_floor"`
+	SpikeFactor   float64 `yaml:"spike_factor"`
+}
+
+// SpikeRule is the gate's spike rule.
+func (g Gate) SpikeRule() stats.SpikeRule {
+	if g.SpikeFactor > 0 {
+		return stats.SpikeRule{Factor: g.SpikeFactor}
+	}
+	return stats.SpikeRule{Sigmas: g.SpikeSigmas, GCSigmas: g.SpikeGCSigmas, Floor: g.SpikeFloor}
 }
 
 // GateMetrics are the metric names a gate may set a floor for.
-var GateMetrics = func() []string {
-	var names []string
-	for _, m := range stats.Metrics {
-		names = append(names, m.Name)
-	}
-	return names
-}()
+var GateMetrics = stats.MetricNames()
 
 // Defaults of the gate (stats owns the numbers; docs/cases.md lists them).
 const (
-	DefaultAlpha       = stats.DefaultAlpha
-	DefaultSpikeFactor = stats.DefaultSpikeFactor
+	DefaultAlpha = stats.DefaultAlpha
 )
 
 // Floor returns the floor for metric: the case's, or the default.
@@ -182,6 +200,14 @@ func (c *Case) ApplyReduced() {
 	}
 }
 
+// NeedsTorch says whether the case's workers import torch: every model but
+// none does, so does an explicit accelerator, and so do several ranks
+// (they join a torch.distributed group). It is the one answer the runner,
+// the worker command and the gate use to pick an interpreter.
+func (c *Case) NeedsTorch() bool {
+	return bench.NeedsTorch(c.Workload.Model, c.Workload.Device, c.Ranks)
+}
+
 // WorkerConfig is the worker configuration of one variant.
 func (c *Case) WorkerConfig(v Variant) bench.Config {
 	cfg := bench.DefaultConfig()
@@ -202,6 +228,7 @@ func (c *Case) WorkerConfig(v Variant) bench.Config {
 	setIf(&cfg.Image, w.Image)
 	setIf(&cfg.Work, w.Work)
 	cfg.Threads = w.Threads
+	cfg.ComputeScale, cfg.DeviceWaitMS = w.ComputeScale, w.DeviceWaitMS
 	cfg.Garbage = g.Pattern
 	setIf(&cfg.Cycles, g.Cycles)
 	setIf(&cfg.Objects, g.Objects)
@@ -220,7 +247,8 @@ func newCase(source string, text []byte) *Case {
 		Garbage:  Garbage{Pattern: "none"},
 		Steps:    100, Warmup: 10, Runs: 5, Ranks: 1, Seed: 1,
 		Timeouts: Timeouts{Duration(DefaultStartup), Duration(DefaultSilence), Duration(DefaultTotal)},
-		Gate:     Gate{Alpha: DefaultAlpha, SpikeFactor: DefaultSpikeFactor},
+		Gate: Gate{Alpha: DefaultAlpha, SpikeSigmas: stats.DefaultSpikeRule.Sigmas,
+			SpikeGCSigmas: stats.DefaultSpikeRule.GCSigmas, SpikeFloor: stats.DefaultSpikeRule.Floor},
 	}
 }
 
@@ -270,6 +298,8 @@ func (c *Case) validate(at func(path ...string) int) []*Error {
 	if c.Workload.Image != 0 && c.Workload.Image < 8 {
 		bad(at("workload", "image"), "workload.image: must be >= 8, got %d", c.Workload.Image)
 	}
+	check(bench.ValidateComputeScale(c.Workload.ComputeScale), "workload", "compute_scale")
+	check(bench.ValidateDeviceWait(c.Workload.DeviceWaitMS), "workload", "device_wait_ms")
 	minInt(c.Garbage.Cycles, 0, "garbage", "cycles")
 	minInt(c.Garbage.Objects, 0, "garbage", "objects")
 	minInt(c.Garbage.LongLived, 0, "garbage", "long_lived")
@@ -304,7 +334,7 @@ func (c *Case) validate(at func(path ...string) int) []*Error {
 	if len(c.Variants) == 0 {
 		bad(at("variants"), "variants: a case needs at least one variant (a GC policy to run)")
 	}
-	names := map[string]int{}
+	names, pathNames := map[string]int{}, map[string]int{}
 	for i, v := range c.Variants {
 		idx := fmt.Sprint(i)
 		if v.Policy == "" {
@@ -321,6 +351,10 @@ func (c *Case) validate(at func(path ...string) int) []*Error {
 			bad(at("variants", idx), "variants[%d]: name %q already used by variants[%d]; give one of them its own name: key", i, v.Name, j)
 		}
 		names[v.Name] = i
+		if j, dup := pathNames[PathName(v.Name)]; dup && c.Variants[j].Name != v.Name {
+			bad(at("variants", idx), "variants[%d]: name %q and variants[%d]'s %q would share the directory %s; give one of them another name: key", i, v.Name, j, c.Variants[j].Name, PathName(v.Name))
+		}
+		pathNames[PathName(v.Name)] = i
 		errs = append(errs, c.validateEnv(v.Env, fmt.Sprintf("variants[%d].env", i), at, "variants", idx, "env")...)
 	}
 	errs = append(errs, c.validateEnv(c.Env, "env", at, "env")...)
@@ -344,11 +378,32 @@ func (c *Case) validate(at func(path ...string) int) []*Error {
 			bad(at("gate", "floors", m), "gate.floors.%s: must be between 0%% and 1000%%, got %v", m, f)
 		}
 	}
+	if c.Gate.Primary != nil {
+		for i, m := range c.Gate.Primary {
+			if !contains(GateMetrics, m) {
+				bad(at("gate", "primary"), "gate.primary: unknown metric %q (want some of %s)", m, strings.Join(GateMetrics, ", "))
+			} else if contains(c.Gate.Primary[:i], m) {
+				bad(at("gate", "primary"), "gate.primary: %q named twice", m)
+			}
+		}
+		if len(c.Gate.Primary) == 0 {
+			bad(at("gate", "primary"), "gate.primary: names no metric (a gate that tests nothing cannot fail); leave it out for the default, %s", strings.Join(stats.DefaultPrimary, ", "))
+		}
+	}
 	if c.Gate.Alpha <= 0 || c.Gate.Alpha >= 0.5 {
 		bad(at("gate", "alpha"), "gate.alpha: must be in (0, 0.5), got %v", c.Gate.Alpha)
 	}
-	if c.Gate.SpikeFactor <= 1 {
-		bad(at("gate", "spike_factor"), "gate.spike_factor: must be > 1, got %v", c.Gate.SpikeFactor)
+	if f := c.Gate.SpikeFactor; f != 0 && f <= 1 {
+		bad(at("gate", "spike_factor"), "gate.spike_factor: must be > 1 (or left out for the noise rule), got %v", f)
+	}
+	if s := c.Gate.SpikeSigmas; s <= 0 {
+		bad(at("gate", "spike_sigmas"), "gate.spike_sigmas: must be > 0, got %v", s)
+	}
+	if s := c.Gate.SpikeGCSigmas; s <= 0 || s > c.Gate.SpikeSigmas {
+		bad(at("gate", "spike_gc_sigmas"), "gate.spike_gc_sigmas: must be in (0, spike_sigmas], got %v", s)
+	}
+	if f := c.Gate.SpikeFloor; f < 0 || f >= 1 {
+		bad(at("gate", "spike_floor"), "gate.spike_floor: must be in [0, 1), got %v", f)
 	}
 	errs = append(errs, c.validateExpect(at)...)
 	if r := c.Reduced; r != nil {
@@ -396,4 +451,14 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// Story is the description's first sentence on one line: what the case
+// reproduces, for listings.
+func (c *Case) Story() string {
+	s := strings.Join(strings.Fields(c.Description), " ")
+	if i := strings.Index(s, ". "); i >= 0 {
+		s = s[:i+1]
+	}
+	return s
 }

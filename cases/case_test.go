@@ -109,11 +109,61 @@ func TestParseMessages(t *testing.T) {
 		{"runs: 2", "runs: 2\nranks: 2\nlauncher: mpirun", `bad.yaml:7: launcher: want local or torchrun, got "mpirun"`},
 		{"runs: 2", "runs: 2\nlauncher: torchrun", "bad.yaml:6: launcher: torchrun starts several ranks; set ranks: 2 or more"},
 		{"runs: 2", "runs: 2\nlauncher_command: [torchrun]", "bad.yaml:6: launcher_command: only with launcher: torchrun"},
+		{"heads: 4}", "heads: 4, compute_scale: -1}", "bad.yaml:2: workload.compute_scale: must be a finite number >= 0 (0 means 1), got -1"},
+		{"heads: 4}", "heads: 4, device_wait_ms: -0.5}", "bad.yaml:2: workload.device_wait_ms: must be in 0..3600000 (milliseconds), got -0.5"},
+		{"heads: 4}", "heads: 4, compute_scal: 2}", `bad.yaml:2: unknown key "compute_scal" in workload (known: model, device, batch, hidden, layers, heads, seq, vocab, image, work, threads, compute_scale, device_wait_ms)`},
 	} {
 		_, err := Parse([]byte(strings.Replace(good, c.edit, c.repl, 1)), "bad.yaml")
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%q -> %q:\n got: %v\nwant: %s...", c.edit, c.repl, err, c.want)
 		}
+	}
+}
+
+// The workload's compute_scale and device_wait_ms reach the worker's
+// flags; unset, they add none.
+func TestWorkloadKnobs(t *testing.T) {
+	const file = `name: t
+workload:
+  model: none
+  compute_scale: 2
+  device_wait_ms: 12.5
+variants: [{policy: default}]
+`
+	c, err := Parse([]byte(file), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := strings.Join(c.WorkerConfig(c.Variants[0]).Args(), " ")
+	for _, want := range []string{"--compute-scale 2", "--device-wait-ms 12.5"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("worker args lack %q: %s", want, args)
+		}
+	}
+	c, err = Parse([]byte(good), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if args := strings.Join(c.WorkerConfig(c.Variants[0]).Args(), " "); strings.Contains(args, "--compute-scale") || strings.Contains(args, "--device-wait-ms") {
+		t.Errorf("unset knobs passed: %s", args)
+	}
+	// Out of range: an error naming the file and the key's own line.
+	for _, bad := range []struct{ edit, repl, want string }{
+		{"compute_scale: 2", "compute_scale: -2", "bad.yaml:4: workload.compute_scale: must be a finite number >= 0 (0 means 1), got -2"},
+		{"compute_scale: 2", "compute_scale: .nan", "bad.yaml:4: workload.compute_scale: must be a finite number >= 0 (0 means 1), got NaN"},
+		{"compute_scale: 2", "compute_scale: .inf", "bad.yaml:4: workload.compute_scale: must be a finite number >= 0 (0 means 1), got +Inf"},
+		{"device_wait_ms: 12.5", "device_wait_ms: -1", "bad.yaml:5: workload.device_wait_ms: must be in 0..3600000 (milliseconds), got -1"},
+		{"device_wait_ms: 12.5", "device_wait_ms: 4e6", "bad.yaml:5: workload.device_wait_ms: must be in 0..3600000 (milliseconds), got 4e+06"},
+		{"device_wait_ms: 12.5", "device_wait_ms: soon", `bad.yaml:5: wrong type: "soon" is a string, want a number`},
+	} {
+		_, err := Parse([]byte(strings.Replace(file, bad.edit, bad.repl, 1)), "bad.yaml")
+		if err == nil || err.Error() != bad.want {
+			t.Errorf("%s:\n got: %v\nwant: %s", bad.repl, err, bad.want)
+		}
+	}
+	// 0 is the default, not an error.
+	if _, err := Parse([]byte(strings.Replace(file, "compute_scale: 2", "compute_scale: 0", 1)), "t.yaml"); err != nil {
+		t.Errorf("compute_scale: 0: %v", err)
 	}
 }
 

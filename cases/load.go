@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -120,25 +121,39 @@ func yamlError(source string, err error) *Error {
 }
 
 func sectionName(goType string) string {
-	switch goType {
-	case "Case":
-		return "the case (known: name, description, suites, workload, garbage, steps, warmup, runs, ranks, rank_seed, seed, variants, python, env, cpus, timeouts, gate, expect, reduced)"
-	case "Expect":
-		return "an expectation (known: variant, metric, min, max, below, above, ratio_to, device, why)"
-	case "Reduced":
-		return "reduced (known: runs, steps, warmup)"
-	case "Workload":
-		return "workload (known: model, device, batch, hidden, layers, heads, seq, vocab, image, work, threads)"
-	case "Garbage":
-		return "garbage (known: pattern, cycles, objects, long_lived, retain, jitter)"
-	case "Variant":
-		return "a variant (known: name, policy, env)"
-	case "Timeouts":
-		return "timeouts (known: startup, silence, total)"
-	case "Gate":
-		return "gate (known: floors, alpha, spike_factor)"
+	// The known keys come from the structs' yaml tags, so a new key cannot
+	// be missing from the message.
+	for _, sec := range []struct {
+		goType, label string
+		t             reflect.Type
+	}{
+		{"Case", "the case", reflect.TypeFor[Case]()},
+		{"Expect", "an expectation", reflect.TypeFor[Expect]()},
+		{"Reduced", "reduced", reflect.TypeFor[Reduced]()},
+		{"Workload", "workload", reflect.TypeFor[Workload]()},
+		{"Garbage", "garbage", reflect.TypeFor[Garbage]()},
+		{"Variant", "a variant", reflect.TypeFor[Variant]()},
+		{"Timeouts", "timeouts", reflect.TypeFor[Timeouts]()},
+		{"Gate", "gate", reflect.TypeFor[Gate]()},
+	} {
+		if sec.goType == goType {
+			return sec.label + " (known: " + yamlKeys(sec.t) + ")"
+		}
 	}
 	return goType
+}
+
+// yamlKeys lists a struct's yaml keys in field order, so a section's list
+// of known keys cannot fall behind its fields.
+func yamlKeys(t reflect.Type) string {
+	var keys []string
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+		if name != "" && name != "-" {
+			keys = append(keys, name)
+		}
+	}
+	return strings.Join(keys, ", ")
 }
 
 func yamlKind(tag string) string {
@@ -195,16 +210,44 @@ func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(),
 type Fraction float64
 
 func (f *Fraction) UnmarshalYAML(n *yaml.Node) error {
-	s := strings.TrimSpace(n.Value)
+	v, err := ParseFraction(n.Value)
+	if err != nil || n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: %q is not a fraction (want e.g. 5%% or 0.05)", n.Line, n.Value)
+	}
+	*f = Fraction(v)
+	return nil
+}
+
+// ParseFraction reads a fraction as case files and flags write it: 5% or
+// 0.05. Negative values are refused.
+func ParseFraction(s string) (float64, error) {
+	s = strings.TrimSpace(s)
 	scale := 1.0
 	if strings.HasSuffix(s, "%") {
 		s, scale = strings.TrimSuffix(s, "%"), 0.01
 	}
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("line %d: %q is not a fraction (want e.g. 5%% or 0.05)", n.Line, n.Value)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("%q: want a non-negative fraction like 5%% or 0.05", s)
 	}
-	*f = Fraction(v * scale)
+	return v * scale, nil
+}
+
+// FloorFlags collects -floor METRIC=FRACTION flags (repeatable).
+type FloorFlags map[string]float64
+
+func (f FloorFlags) String() string { return fmt.Sprint(map[string]float64(f)) }
+
+func (f FloorFlags) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("want METRIC=FLOOR, e.g. p99=10%%")
+	}
+	x, err := ParseFraction(v)
+	if err != nil {
+		return fmt.Errorf("floor %w", err)
+	}
+	f[k] = x
 	return nil
 }
 

@@ -82,10 +82,18 @@ type Env struct {
 
 // Size is the experiment the baseline measured; a gate runs the same.
 type Size struct {
-	Steps       int     `json:"steps"`
-	Warmup      int     `json:"warmup"`
-	Runs        int     `json:"runs"`
-	SpikeFactor float64 `json:"spike_factor"`
+	Steps  int             `json:"steps"`
+	Warmup int             `json:"warmup"`
+	Runs   int             `json:"runs"`
+	Spike  stats.SpikeRule `json:"spike"`
+	// SpikeFactor: baselines made before the noise rule (schema 1 files)
+	// name only a factor.
+	SpikeFactor float64 `json:"spike_factor,omitempty"`
+}
+
+// SpikeRule is the rule the baseline's summaries used.
+func (s Size) SpikeRule() stats.SpikeRule {
+	return results.Case{Spike: s.Spike, SpikeFactor: s.SpikeFactor}.SpikeRule()
 }
 
 // Variant is one variant's baseline.
@@ -203,7 +211,7 @@ func FromResults(m *results.Manifest, dir, caseName, hostClass string) (*Golden,
 			CPUModel: m.Host.CPUModel, CPUs: m.Host.CPUs, GPUs: strings.Join(m.Host.GPUs, "; "),
 			Kernel: m.Host.Kernel, Governor: m.Host.Governor, Turbo: m.Host.Turbo, Isolated: m.Host.IsolatedCPU,
 			LoadAvg: m.Host.LoadAvg, MemKB: m.Host.MemTotalKB, Results: dir},
-		Size: Size{Steps: c.Steps, Warmup: c.Warmup, Runs: c.Runs, SpikeFactor: c.SpikeFactor},
+		Size: Size{Steps: c.Steps, Warmup: c.Warmup, Runs: c.Runs, Spike: c.SpikeRule()},
 	}
 	steps, err := results.LoadSteps(dir)
 	if err != nil {
@@ -392,13 +400,10 @@ func (g *Golden) Data(path string) *results.Data {
 	return d
 }
 
-// HostClassEnv names the host class when no -host-class flag does.
-const HostClassEnv = "GCJITTER_HOST_CLASS"
-
 // HostClass picks the host class: the flag, then $GCJITTER_HOST_CLASS,
 // then one derived from the device: cuda-<gpu>, npu-<chip>, or cpu-<model>.
 func HostClass(flag string, h results.Host) (string, error) {
-	for _, c := range []string{flag, os.Getenv(HostClassEnv)} {
+	for _, c := range []string{flag, os.Getenv(results.HostClassEnv)} {
 		if c != "" {
 			return c, ValidHostClass(c)
 		}

@@ -52,7 +52,7 @@ func TestParseReportsFileAndLine(t *testing.T) {
 }
 
 func TestHostClass(t *testing.T) {
-	t.Setenv(HostClassEnv, "")
+	t.Setenv(results.HostClassEnv, "")
 	for _, c := range []struct {
 		host results.Host
 		want string
@@ -70,9 +70,9 @@ func TestHostClass(t *testing.T) {
 	if got, _ := HostClass("my-ci", results.Host{CPUModel: "x"}); got != "my-ci" {
 		t.Errorf("the flag did not win: %q", got)
 	}
-	t.Setenv(HostClassEnv, "from-env")
+	t.Setenv(results.HostClassEnv, "from-env")
 	if got, _ := HostClass("", results.Host{CPUModel: "x"}); got != "from-env" {
-		t.Errorf("$%s did not win: %q", HostClassEnv, got)
+		t.Errorf("$%s did not win: %q", results.HostClassEnv, got)
 	}
 	for _, bad := range []string{"Bad/Class", "cpu\x00x", "cpu\nx"} {
 		if _, err := HostClass(bad, results.Host{}); err == nil {

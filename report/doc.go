@@ -38,6 +38,26 @@ func (d *Doc) Counts() map[stats.Verdict]int {
 	return n
 }
 
+// Status is the comparison's state in a word, the one every banner shows:
+// "regression" when a verdict regressed or a GC schedule changed in the
+// same environment; "undecided" when a tested metric is unknown (it did
+// not pass: the data could not tell); else "no regression".
+func (d *Doc) Status() string {
+	n := d.Counts()
+	for _, s := range d.Schedules {
+		if s.ScheduleFailed() {
+			return "regression"
+		}
+	}
+	switch {
+	case n[stats.Regressed] > 0:
+		return "regression"
+	case n[stats.Unknown] > 0:
+		return "undecided"
+	}
+	return "no regression"
+}
+
 // FailedRuns are the runs that crashed, hung or were interrupted.
 func (d *Doc) FailedRuns() []*results.Run {
 	var out []*results.Run

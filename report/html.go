@@ -441,7 +441,7 @@ var htmlTemplate = template.Must(template.New("report").Parse(`<!doctype html>
 body { font: 14px/1.45 system-ui, sans-serif; margin: 24px auto; max-width: 1200px; color: #222; padding: 0 16px; }
 h1 { font-size: 22px; } h2 { font-size: 17px; margin-top: 32px; border-bottom: 1px solid #ddd; }
 .banner { padding: 10px 14px; border-radius: 6px; margin: 12px 0; font-weight: 600; }
-.pass { background: #e8f5e9; } .fail { background: #fdecea; }
+.pass { background: #e8f5e9; } .fail { background: #fdecea; } .undecided { background: #fff8e1; }
 table { border-collapse: collapse; width: 100%; font-size: 13px; }
 th, td { border-bottom: 1px solid #eee; padding: 4px 8px; text-align: right; white-space: nowrap; }
 th:first-child, td:first-child, td.l { text-align: left; }
@@ -453,14 +453,14 @@ figure { margin: 8px 0 18px; } svg { max-width: 100%; height: auto; }
 <body data-ready="0">
 <h1>{{.Title}}</h1>
 <p>generated {{.Generated.Format "2006-01-02 15:04:05 MST"}} by gcjitter ({{.Kind}})</p>
-{{if .Comparison}}<div class="banner {{if index .Counts "regressed"}}fail{{else}}pass{{end}}">
-{{index .Counts "regressed"}} regressed · {{index .Counts "improved"}} improved · {{index .Counts "same"}} same · {{index .Counts "unknown"}} unknown</div>
-<p>old: <code>{{.Comparison.Old.Path}}</code> · new: <code>{{.Comparison.New.Path}}</code> · runs are the statistical unit; change: Hodges-Lehmann shift with its 95% interval; p: Mann-Whitney U, Holm-adjusted (family-wise alpha {{.Comparison.Alpha}})</p>{{end}}
+{{if .Comparison}}<div class="banner {{if eq .Status "regression"}}fail{{else if eq .Status "undecided"}}undecided{{else}}pass{{end}}"><b>{{.Status}}</b>:
+{{index .Counts "regressed"}} regressed · {{index .Counts "improved"}} improved · {{index .Counts "same"}} same · {{index .Counts "unknown"}} unknown (undecided) · {{index .Counts "descriptive"}} descriptive</div>
+<p>old: <code>{{.Comparison.Old.Path}}</code> · new: <code>{{.Comparison.New.Path}}</code> · runs are the statistical unit; each change with its interval and the test that decided it; Holm-adjusted over the tested (primary) metrics (family-wise alpha {{.Comparison.Alpha}}); descriptive metrics are reported, not tested</p>{{end}}
 {{range .Schedules}}<h2>GC schedule: {{.Golden.Case}}</h2><pre>{{.Text}}</pre>{{end}}
 {{with .FailedRuns}}<h2>Runs that did not complete</h2><table><tr><th>run</th><th>status</th><th>reason</th></tr>
 {{range .}}<tr><td>{{.ID}}</td><td>{{.Status}}</td><td class="reason">{{.Reason}}</td></tr>{{end}}</table>{{end}}
 {{if .Rows}}<h2>Verdicts</h2>
-<table><tr><th>benchmark</th><th>metric</th><th>old</th><th>new</th><th>change [95% CI]</th><th>p</th><th>n</th><th>verdict</th></tr>
+<table><tr><th>benchmark</th><th>metric</th><th>old</th><th>new</th><th>change [interval]</th><th>p</th><th>n</th><th>verdict</th></tr>
 {{range .Rows}}<tr title="{{.Reason}}"><td>{{.Bench}}</td><td class="l">{{.Metric}}</td><td>{{.Old}}</td><td>{{.New}}</td><td>{{.Change}}</td><td>{{.P}}</td><td>{{.N}}</td><td class="{{.Verdict}}">{{.VerdictText}}</td></tr>
 {{if or (eq .Verdict "regressed") (eq .Verdict "improved")}}<tr><td></td><td colspan="7" class="reason">{{.Reason}}</td></tr>{{end}}{{end}}</table>
 {{with .Comparison.Notes}}<h3>Notes</h3><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}{{end}}

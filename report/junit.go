@@ -17,6 +17,8 @@ type junitSuites struct {
 	Tests    int          `xml:"tests,attr"`
 	Failures int          `xml:"failures,attr"`
 	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Time     string       `xml:"time,attr"`
 	Suites   []junitSuite `xml:"testsuite"`
 }
 
@@ -25,15 +27,28 @@ type junitSuite struct {
 	Tests    int         `xml:"tests,attr"`
 	Failures int         `xml:"failures,attr"`
 	Errors   int         `xml:"errors,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Time     string      `xml:"time,attr"`
 	Cases    []junitCase `xml:"testcase"`
+	seconds  float64
 }
 
 type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
+	Name      string `xml:"name,attr"`
+	Classname string `xml:"classname,attr"`
+	// Time is the seconds the runs behind the test took (a metric's:
+	// its benchmark's runs on the new side), as CI parsers expect.
+	Time      string        `xml:"time,attr"`
 	Failure   *junitProblem `xml:"failure,omitempty"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
 	Error     *junitProblem `xml:"error,omitempty"`
 	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+// junitSkipped is an undecided verdict: not a pass (CI shows it apart),
+// with the reason and what would decide it.
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
 }
 
 type junitProblem struct {
@@ -43,10 +58,12 @@ type junitProblem struct {
 }
 
 // JUnit writes JUnit XML: one testsuite per case, one testcase per variant
-// and gated metric. A regression is a failure stating the metric, the
-// change with its interval and the floor; a changed GC schedule is a
-// failure of the variant's gc-schedule test; a run that crashed, hung or
-// was interrupted is an error.
+// and tested metric (descriptive metrics are not tests and are left out).
+// A regression is a failure stating the metric, the change with its
+// interval and the floor; an unknown verdict is skipped with its reason
+// (undecided is not a pass); a changed GC schedule is a failure of the
+// variant's gc-schedule test; a run that crashed, hung or was interrupted
+// is an error.
 func JUnit(w io.Writer, d *Doc) error {
 	suites := map[string]*junitSuite{}
 	suite := func(name string) *junitSuite {
@@ -55,7 +72,7 @@ func JUnit(w io.Writer, d *Doc) error {
 		}
 		return suites[name]
 	}
-	add := func(s *junitSuite, c junitCase) {
+	add := func(s *junitSuite, c junitCase, seconds float64) {
 		s.Tests++
 		if c.Failure != nil {
 			s.Failures++
@@ -63,19 +80,36 @@ func JUnit(w io.Writer, d *Doc) error {
 		if c.Error != nil {
 			s.Errors++
 		}
+		if c.Skipped != nil {
+			s.Skipped++
+		}
+		c.Time = fmt.Sprintf("%.3f", seconds)
+		s.seconds += seconds
 		s.Cases = append(s.Cases, c)
+	}
+	benchSeconds := map[string]float64{} // the new side's run time per benchmark
+	if d.Manifest != nil {
+		for _, r := range d.Manifest.Runs {
+			benchSeconds[results.BenchName(r.Case, r.Variant)] += r.Seconds
+		}
 	}
 	if c := d.Comparison; c != nil {
 		for _, r := range c.Rows {
+			if r.Verdict == stats.Descriptive {
+				continue
+			}
 			caseName, variant := splitBench(r.Bench)
 			tc := junitCase{Name: r.Metric, Classname: "gcjitter." + caseName + "." + variant,
 				SystemOut: fmt.Sprintf("%s: %s", r.Verdict, r.Reason)}
-			if r.Verdict == stats.Regressed {
+			switch r.Verdict {
+			case stats.Regressed:
 				tc.Failure = &junitProblem{Type: "regressed",
 					Message: fmt.Sprintf("%s of %s/%s regressed: %s (floor %s)", r.Metric, caseName, variant, fmtChange(r), stats.Pct(r.Floor)),
 					Text:    r.Reason}
+			case stats.Unknown:
+				tc.Skipped = &junitSkipped{Message: fmt.Sprintf("undecided: %s", r.Reason)}
 			}
-			add(suite(caseName), tc)
+			add(suite(caseName), tc, benchSeconds[r.Bench])
 		}
 	}
 	for _, s := range d.Schedules {
@@ -94,7 +128,7 @@ func JUnit(w io.Writer, d *Doc) error {
 					tc.SystemOut += " (environment changed: " + strings.Join(s.EnvChanges, ", ") + ")"
 				}
 			}
-			add(suite(s.Golden.Case), tc)
+			add(suite(s.Golden.Case), tc, 0)
 		}
 	}
 	if d.Comparison == nil && d.Manifest != nil && len(d.Schedules) == 0 {
@@ -103,15 +137,16 @@ func JUnit(w io.Writer, d *Doc) error {
 		for _, r := range d.Manifest.Runs {
 			if r.Status == results.StatusOK {
 				add(suite(r.Case), junitCase{Name: "run " + r.ID, Classname: "gcjitter." + r.Case + "." + r.Variant,
-					SystemOut: fmt.Sprintf("%d steps in %.1f s", r.Steps, r.Seconds)})
+					SystemOut: fmt.Sprintf("%d steps in %.1f s", r.Steps, r.Seconds)}, r.Seconds)
 			}
 		}
 	}
 	for _, r := range d.FailedRuns() {
 		add(suite(r.Case), junitCase{Name: "run " + r.ID, Classname: "gcjitter." + r.Case + "." + r.Variant,
-			Error: &junitProblem{Type: r.Status, Message: r.Reason, Text: r.StderrTail}})
+			Error: &junitProblem{Type: r.Status, Message: r.Reason, Text: r.StderrTail}}, r.Seconds)
 	}
 	out := junitSuites{Name: "gcjitter " + d.Kind}
+	total := 0.0
 	names := make([]string, 0, len(suites))
 	for n := range suites {
 		names = append(names, n)
@@ -119,11 +154,15 @@ func JUnit(w io.Writer, d *Doc) error {
 	sort.Strings(names)
 	for _, n := range names {
 		s := suites[n]
+		s.Time = fmt.Sprintf("%.3f", s.seconds)
 		out.Suites = append(out.Suites, *s)
 		out.Tests += s.Tests
 		out.Failures += s.Failures
 		out.Errors += s.Errors
+		out.Skipped += s.Skipped
+		total += s.seconds
 	}
+	out.Time = fmt.Sprintf("%.3f", total)
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}

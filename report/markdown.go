@@ -29,15 +29,12 @@ func Markdown(w io.Writer, d *Doc) {
 		runSummaryMarkdown(w, d.Manifest)
 		return
 	}
-	status := "✅ no regression"
-	if n[stats.Regressed] > 0 || scheduleFailed(d) {
-		status = "❌ regression"
-	}
+	status := map[string]string{"regression": "❌ regression", "undecided": "⚠️ undecided", "no regression": "✅ no regression"}[d.Status()]
 	if len(d.FailedRuns()) > 0 {
 		status += fmt.Sprintf(", ⚠️ %d runs failed", len(d.FailedRuns()))
 	}
-	fmt.Fprintf(w, "**%s** — %d regressed, %d improved, %d same, %d unknown\n\n",
-		status, n[stats.Regressed], n[stats.Improved], n[stats.Same], n[stats.Unknown])
+	fmt.Fprintf(w, "**%s** — %d regressed, %d improved, %d same, %d unknown (undecided: not a pass), %d descriptive\n\n",
+		status, n[stats.Regressed], n[stats.Improved], n[stats.Same], n[stats.Unknown], n[stats.Descriptive])
 	for _, s := range d.Schedules {
 		switch {
 		case len(s.Schedule) == 0:
@@ -55,11 +52,16 @@ func Markdown(w io.Writer, d *Doc) {
 		fmt.Fprintf(w, "- ⚠️ run `%s` %s: %s\n", r.ID, r.Status, mdEscape(r.Reason))
 	}
 	if c := d.Comparison; c != nil {
-		for _, v := range []stats.Verdict{stats.Regressed, stats.Improved} {
+		for _, v := range []stats.Verdict{stats.Regressed, stats.Improved, stats.Unknown} {
 			for _, r := range c.Rows {
 				if r.Verdict == v {
 					fmt.Fprintf(w, "- **%s** `%s` %s: %s\n", v, r.Bench, r.Metric, mdEscape(r.Reason))
 				}
+			}
+		}
+		for _, vv := range c.VariantVerdicts() {
+			if len(vv.FewerLonger) > 0 {
+				fmt.Fprintf(w, "- ⚠️ `%s`: %s\n", vv.Bench, mdEscape(vv.Reason))
 			}
 		}
 		fmt.Fprintf(w, "\nold: `%s` · new: `%s` · runs are the unit; p: Mann-Whitney U, Holm-adjusted (alpha %g)\n", c.Old.Path, c.New.Path, c.Alpha)
@@ -71,7 +73,7 @@ func Markdown(w io.Writer, d *Doc) {
 				if sp := spikeText(c, bench); sp != "" {
 					fmt.Fprintf(w, "%s\n\n", sp)
 				}
-				fmt.Fprint(w, "| metric | old | new | change [95% CI] | p | n | verdict |\n|---|---|---|---|---|---|---|\n")
+				fmt.Fprint(w, "| metric | old | new | change [interval] | p | n | verdict |\n|---|---|---|---|---|---|---|\n")
 			}
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d+%d | %s |\n", r.Metric, fmtEst(r.OldEst, r.Unit, r.Exact), fmtEst(r.NewEst, r.Unit, r.Exact),
 				fmtChange(r), fmtP(r), len(r.Old), len(r.New), verdictMark(r))

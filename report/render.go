@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Formats are the report formats (the -format flag's contract).
@@ -46,6 +47,20 @@ func RenderColor(w io.Writer, format string, d *Doc, color bool) error {
 }
 
 // Ext is the file extension of a format.
+// FormatOf is the format a file name asks for by its extension (report.html
+// is html), "" when it names none.
+func FormatOf(path string) string {
+	for _, f := range Formats {
+		if strings.HasSuffix(path, Ext(f)) {
+			return f
+		}
+	}
+	if strings.HasSuffix(path, ".xml") {
+		return "junit"
+	}
+	return ""
+}
+
 func Ext(format string) string {
 	switch format {
 	case "markdown":

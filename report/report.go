@@ -28,7 +28,9 @@ func Text(w io.Writer, c *results.Comparison) { TextColor(w, c, false) }
 // NO_COLOR is set (the caller decides; see ColorFor).
 func TextColor(w io.Writer, c *results.Comparison, color bool) {
 	fmt.Fprintf(w, "old: %s\nnew: %s\n", c.Old.Path, c.New.Path)
-	fmt.Fprintf(w, "runs are the unit: medians of per-run values with 95%% intervals; change: Hodges-Lehmann shift with its interval; p: Mann-Whitney U, Holm-adjusted over %d tests (family-wise alpha %g)\n", tested(c.Rows), c.Alpha)
+	tests, families := c.Tests()
+	fmt.Fprintf(w, "runs are the unit: medians of per-run values with intervals; change with its interval and the test that decided it; p Holm-adjusted over %d tests of the primary metrics in %d %s (family-wise alpha %g); descriptive: reported, not tested\n",
+		tests, families, map[bool]string{true: "family", false: "families"}[families == 1], c.Alpha)
 	for _, n := range c.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
@@ -43,7 +45,7 @@ func TextColor(w io.Writer, c *results.Comparison, color bool) {
 			fmt.Fprintf(w, "\n%s\n", bench)
 			spikeLine(w, c, bench)
 			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "  metric\told\tnew\tchange [95% CI]\tp\tn\tverdict")
+			fmt.Fprintln(tw, "  metric\told\tnew\tchange [interval]\tp\tn\tverdict")
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%d+%d\t%s\n", r.Metric,
 			fmtEst(r.OldEst, r.Unit, r.Exact), fmtEst(r.NewEst, r.Unit, r.Exact), fmtChange(r), fmtP(r), len(r.Old), len(r.New), paint(fmtVerdict(r), r.Verdict, color))
@@ -55,8 +57,8 @@ func TextColor(w io.Writer, c *results.Comparison, color bool) {
 	for _, r := range c.Rows {
 		counts[r.Verdict]++
 	}
-	fmt.Fprintf(w, "\nverdicts: %d regressed, %d improved, %d same, %d unknown\n",
-		counts[stats.Regressed], counts[stats.Improved], counts[stats.Same], counts[stats.Unknown])
+	fmt.Fprintf(w, "\nverdicts: %d regressed, %d improved, %d same, %d unknown (undecided: not a pass), %d descriptive\n",
+		counts[stats.Regressed], counts[stats.Improved], counts[stats.Same], counts[stats.Unknown], counts[stats.Descriptive])
 	for _, v := range []stats.Verdict{stats.Regressed, stats.Improved, stats.Unknown} {
 		for _, r := range c.Rows {
 			if r.Verdict == v {
@@ -64,21 +66,16 @@ func TextColor(w io.Writer, c *results.Comparison, color bool) {
 			}
 		}
 	}
+	for _, vv := range c.VariantVerdicts() {
+		if len(vv.FewerLonger) > 0 {
+			fmt.Fprintf(w, "%s: %s: %s\n", paint("unknown", stats.Unknown, color), vv.Bench, vv.Reason)
+		}
+	}
 	for _, r := range c.Rows {
 		for _, warn := range r.Warnings {
 			fmt.Fprintf(w, "warning: %s %s: %s\n", r.Bench, r.Metric, warn)
 		}
 	}
-}
-
-func tested(rows []*stats.Row) int {
-	n := 0
-	for _, r := range rows {
-		if !math.IsNaN(r.P) {
-			n++
-		}
-	}
-	return n
 }
 
 // spikeLine describes each side's spikes for a gcjitter results directory:

@@ -49,6 +49,10 @@ func fixture() *Doc {
 		old.AddValue(b, "max-ns/step", 90e6*(1+0.3*rng.NormFloat64()))
 		new.AddValue(b, "max-ns/step", 95e6*(1+0.3*rng.NormFloat64()))
 	}
+	for range 10 { // a primary metric too noisy to decide: unknown
+		old.AddValue(b, "gc-share", 0.10*(1+0.3*rng.NormFloat64()))
+		new.AddValue(b, "gc-share", 0.105*(1+0.3*rng.NormFloat64()))
+	}
 	// Run summaries, as a results directory has them, so the spike line is
 	// golden-tested: periodic spikes (old default), spikes periodic in only
 	// half the runs, so no period (new default), a side without summaries
@@ -105,7 +109,8 @@ func TestVerdictsInFixture(t *testing.T) {
 		got[r.Bench[strings.LastIndex(r.Bench, "=")+1:]+" "+r.Metric] = r.Verdict
 	}
 	for k, v := range map[string]stats.Verdict{"default p99": stats.Regressed, "manual:50 p50": stats.Improved,
-		"default gen2-collections": stats.Regressed, "default p50": stats.Same, "manual:50 max": stats.Unknown} {
+		"default gen2-collections": stats.Regressed, "default p50": stats.Same, "manual:50 gc-share": stats.Unknown,
+		"manual:50 max": stats.Descriptive} {
 		if got[k] != v {
 			t.Errorf("%s: %s, want %s (the fixture must show every verdict)", k, got[k], v)
 		}
@@ -137,10 +142,13 @@ for s in root.findall("testsuite"):
     cases = s.findall("testcase")
     f = sum(1 for c in cases if c.find("failure") is not None)
     e = sum(1 for c in cases if c.find("error") is not None)
-    assert (int(s.get("tests")), int(s.get("failures")), int(s.get("errors"))) == (len(cases), f, e), s.attrib
+    k = sum(1 for c in cases if c.find("skipped") is not None)
+    assert (int(s.get("tests")), int(s.get("failures")), int(s.get("errors")), int(s.get("skipped"))) == (len(cases), f, e, k), s.attrib
+    assert not any(c.get("name") == "max" for c in cases), "a descriptive metric is not a test"
     for c in cases:
         assert c.get("name") and c.get("classname"), c.attrib
-        for bad in c.findall("failure") + c.findall("error"):
+        float(c.get("time"))  # every testcase has a time (seconds)
+        for bad in c.findall("failure") + c.findall("error") + c.findall("skipped"):
             print("%s %s %s: %s" % (bad.tag, c.get("classname"), c.get("name"), bad.get("message")))
     total = [total[0] + len(cases), total[1] + f, total[2] + e]
 assert total == [int(root.get("tests")), int(root.get("failures")), int(root.get("errors"))], (total, root.attrib)
@@ -152,8 +160,10 @@ assert total == [int(root.get("tests")), int(root.get("failures")), int(root.get
 		t.Fatalf("the XML does not hold up in a parser: %v\n%s", err, out)
 	}
 	for _, want := range []string{
-		"failure gcjitter.demo.default p99: p99 of demo/default regressed: +29.7% [+28.7%, +31.1%]",
-		"(floor +10.0%)",
+		"failure gcjitter.demo.default p99: p99 of demo/default regressed: +29.7% [+28.6%, +31.4%]",
+		"(floor +3.00%)",
+		// Undecided is not a pass: skipped, with why.
+		"skipped gcjitter.demo.manual:50 gc-share: undecided: ",
 		"failure gcjitter.demo.default gc-schedule: GC schedule of demo/default changed in the same environment: gen2 collections: 5 -> 6",
 		"error gcjitter.demo.default run demo/default/run-03: worker killed by SIGKILL after 120 steps",
 	} {
@@ -427,7 +437,7 @@ func TestRunsOnlyReport(t *testing.T) {
 	sum := func(p50 float64) *stats.RunSummary {
 		return &stats.RunSummary{Steps: 100, P50: p50, P90: 1.2 * p50, P99: 2 * p50, Max: 3 * p50, Spikes: 2, SpikesWithGC: 1, Collections: [3]int{50, 5, 1}}
 	}
-	m := &results.Manifest{Cases: []results.Case{{Name: "demo", Steps: 100, Runs: 2, SpikeFactor: 1.5,
+	m := &results.Manifest{Cases: []results.Case{{Name: "demo", Steps: 100, Runs: 2, Spike: stats.SpikeRule{Factor: 1.5},
 		Variants: []results.Variant{{Name: "default", Policy: "default"}, {Name: "disabled", Policy: "disabled"}}}},
 		Runs: []*results.Run{
 			{ID: "demo/default/run-01", Case: "demo", Variant: "default", Status: results.StatusOK, Steps: 100, Summary: sum(40e6)},

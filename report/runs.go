@@ -104,9 +104,6 @@ func summarizeRuns(vs *VariantSummary, sums []*stats.RunSummary) {
 	}
 }
 
-// msOf prints seconds as milliseconds.
-func msOf(sec float64) string { return fmt.Sprintf("%.3f ms", sec*1e3) }
-
 func (vs *VariantSummary) inGCText() string {
 	if vs.SpikesInGC == nil {
 		return "-"
@@ -121,8 +118,8 @@ func (vs *VariantSummary) cells() []string {
 	if vs.RunsOK == 0 {
 		return append([]string{runs}, make([]string, 11)...)
 	}
-	return []string{runs, msOf(vs.P50), msOf(vs.P90), msOf(vs.P99), msOf(vs.Max), fmt.Sprintf("%.0f", vs.Spikes), vs.inGCText(),
-		fmt.Sprintf("%.0f", vs.Gen0PerK), fmt.Sprintf("%.1f", vs.Gen1PerK), fmt.Sprintf("%.0f", vs.Gen2), msOf(vs.Gen2Pause),
+	return []string{runs, stats.MS(1e9 * vs.P50), stats.MS(1e9 * vs.P90), stats.MS(1e9 * vs.P99), stats.MS(1e9 * vs.Max), fmt.Sprintf("%.0f", vs.Spikes), vs.inGCText(),
+		fmt.Sprintf("%.0f", vs.Gen0PerK), fmt.Sprintf("%.1f", vs.Gen1PerK), fmt.Sprintf("%.0f", vs.Gen2), stats.MS(1e9 * vs.Gen2Pause),
 		fmt.Sprintf("%.2f%%", 100*vs.GCShare)}
 }
 
@@ -131,8 +128,8 @@ func (vs *VariantSummary) cells() []string {
 func RunSummaryText(w io.Writer, m *results.Manifest) {
 	all := VariantSummaries(m)
 	for _, c := range m.Cases {
-		fmt.Fprintf(w, "\ncase %s (%d steps + %d warm-up, %d runs per variant; spikes: steps over %gx their run's median)\n",
-			c.Name, c.Steps, c.Warmup, c.Runs, c.SpikeFactor)
+		fmt.Fprintf(w, "\ncase %s (%d steps + %d warm-up, %d runs per variant; spike: %s)\n",
+			c.Name, c.Steps, c.Warmup, c.Runs, c.SpikeRule())
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "variant\truns ok\tp50\tp90\tp99\tmax\tspikes\tin GC\tgen0/1k\tgen1/1k\tgen2\tgen2 max pause\tGC share\t")
 		var notes []string
@@ -152,15 +149,15 @@ func RunSummaryText(w io.Writer, m *results.Manifest) {
 			fmt.Fprintf(w, "note: %s\n", n)
 		}
 	}
-	fmt.Fprintln(w, "\nper variant, medians over runs: step-time quantiles; spikes and gen2 are counts per run; in GC: share of spikes with a collection in them")
+	fmt.Fprintln(w, "\nper variant, medians over runs: step-time quantiles; spikes and gen2 are counts per run; in GC: share of spikes that are GC spikes (their collections explain most of the excess)")
 }
 
 // runSummaryMarkdown is the same table in Markdown.
 func runSummaryMarkdown(w io.Writer, m *results.Manifest) {
 	all := VariantSummaries(m)
 	for _, c := range m.Cases {
-		fmt.Fprintf(w, "\n### %s\n\n%d steps + %d warm-up, %d runs per variant; spikes: steps over %gx their run's median; medians over runs\n\n",
-			c.Name, c.Steps, c.Warmup, c.Runs, c.SpikeFactor)
+		fmt.Fprintf(w, "\n### %s\n\n%d steps + %d warm-up, %d runs per variant; spike: %s; medians over runs\n\n",
+			c.Name, c.Steps, c.Warmup, c.Runs, c.SpikeRule())
 		fmt.Fprintln(w, "| variant | runs ok | p50 | p90 | p99 | max | spikes/run | in GC | gen0/1k | gen1/1k | gen2/run | gen2 max pause | GC share |")
 		fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 		for _, vs := range all {

@@ -2,52 +2,217 @@ package results
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"sort"
+	"strings"
 
 	"github.com/gcjitter/gcjitter/stats"
 )
 
+// Families a comparison can test its primary metrics in (CompareOptions.Family).
+const (
+	// FamilyComparison: one Holm family over every tested metric of every
+	// benchmark compared. The default: a gate fails falsely at most alpha
+	// of the time, however many cases it runs.
+	FamilyComparison = "comparison"
+	// FamilyCase: one family per case (its variants' primary metrics).
+	FamilyCase = "case"
+	// FamilyBenchmark: one family per benchmark (a variant's primary
+	// metrics). The false-alarm rate then grows with the benchmarks.
+	FamilyBenchmark = "benchmark"
+)
+
 // CompareOptions configure Compare.
 type CompareOptions struct {
-	// Alpha overrides the family-wise alpha (else the new side's cases',
-	// else stats.DefaultAlpha).
+	// Alpha is the family-wise alpha. 0: the alpha the sides' cases set
+	// when they agree (the smallest, with a note, when they do not), else
+	// stats.DefaultAlpha.
 	Alpha float64
 	// Floors override every other floor, by metric name (p99) or unit.
 	Floors map[string]float64
 	// DefaultFloor is the floor of foreign units (not gcjitter metrics).
 	DefaultFloor float64
+	// Primary names the metrics tested per case name ("" for every case);
+	// cases it does not name test what their manifest's cases say
+	// (gate.primary), else stats.DefaultPrimary. The other gcjitter
+	// metrics are descriptive; foreign units are all tested.
+	Primary map[string][]string
+	// Family is FamilyComparison (""), FamilyCase or FamilyBenchmark.
+	Family string
 }
 
 // Comparison is the judgement of NEW against OLD.
 type Comparison struct {
 	Old, New *Data
 	Alpha    float64
-	Rows     []*stats.Row
+	// Family is how the tested rows were grouped for Holm's correction.
+	Family string
+	Rows   []*stats.Row
 	// Notes are facts about the inputs worth reading before the verdicts:
 	// left-out benches and metrics, environment changes.
 	Notes []string
 }
 
-// Regressed reports whether any row regressed.
+// Regressed reports whether any row regressed (descriptive rows never
+// do).
 func (c *Comparison) Regressed() bool {
 	return slices.ContainsFunc(c.Rows, func(r *stats.Row) bool { return r.Verdict == stats.Regressed })
 }
 
+// VariantVerdicts is the overall verdict of every benchmark (case
+// variant), weighing the pauses against the collection counts (fewer,
+// longer collections are not an improvement).
+func (c *Comparison) VariantVerdicts() []stats.VariantVerdict { return stats.VariantVerdicts(c.Rows) }
+
+// Tests is the number of tested rows and of families they form.
+func (c *Comparison) Tests() (tests, families int) {
+	seen := map[string]bool{}
+	for _, r := range c.Rows {
+		if r.Tested() {
+			tests++
+			seen[r.Family] = true
+		}
+	}
+	return tests, len(seen)
+}
+
+// CaseOf is the case of a bench name (BenchName), "" for foreign names.
+func CaseOf(bench string) string {
+	_, rest, ok := strings.Cut(bench, "case=")
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(rest, "/")
+	return name
+}
+
+// manifestCases are the cases of a side's manifest, when the side is a
+// results directory (nil for benchfmt files, baselines and split sides).
+func manifestCases(d *Data) map[string]Case {
+	if st, err := os.Stat(filepath.Join(d.Path, ManifestFile)); err != nil || st.IsDir() {
+		return nil
+	}
+	m, err := ReadManifest(d.Path)
+	if err != nil {
+		return nil
+	}
+	out := map[string]Case{}
+	for _, c := range m.Cases {
+		out[c.Name] = c
+	}
+	return out
+}
+
+// alphaFor is the explicit alpha, else the one the sides' cases agree on.
+func alphaFor(opt CompareOptions, old, new *Data, cases [2]map[string]Case) (float64, string) {
+	if opt.Alpha > 0 {
+		return opt.Alpha, ""
+	}
+	set := map[float64][]string{}
+	for i, d := range []*Data{old, new} {
+		named := false
+		for _, name := range sortedKeys(cases[i]) {
+			if a := cases[i][name].Alpha; a > 0 {
+				set[a] = append(set[a], name)
+				named = true
+			}
+		}
+		if !named && d.Alpha > 0 {
+			set[d.Alpha] = append(set[d.Alpha], d.Path)
+		}
+	}
+	if len(set) == 0 {
+		return stats.DefaultAlpha, ""
+	}
+	alphas := make([]float64, 0, len(set))
+	for a := range set {
+		alphas = append(alphas, a)
+	}
+	slices.Sort(alphas)
+	if len(alphas) == 1 {
+		return alphas[0], ""
+	}
+	var parts []string
+	for _, a := range alphas {
+		parts = append(parts, fmt.Sprintf("%g (%s)", a, strings.Join(slices.Compact(slices.Sorted(slices.Values(set[a]))), ", ")))
+	}
+	return alphas[0], fmt.Sprintf("the cases set different alphas, %s: using the smallest, %g, for the whole comparison (-alpha sets one)", strings.Join(parts, ", "), alphas[0])
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// steps are the measured steps of a side's runs of bench: every run's from
+// a results directory, else the fewest a line has.
+func steps(d *Data, bench string) []int {
+	var out []int
+	for _, r := range d.Runs[bench] {
+		out = append(out, r.Steps)
+	}
+	if len(out) == 0 {
+		if n, ok := d.MinIters[bench]; ok {
+			out = []int{n}
+		}
+	}
+	return out
+}
+
+// PerStepLines is how many one-iteration result lines of one benchmark
+// make Compare suspect that each line is a step, not a run.
+const PerStepLines = 100
+
 // Compare pairs the benches and units both sides have and judges them.
 func Compare(old, new *Data, opt CompareOptions) *Comparison {
-	c := &Comparison{Old: old, New: new, Alpha: opt.Alpha}
-	if c.Alpha <= 0 {
-		c.Alpha = new.Alpha
+	cases := [2]map[string]Case{manifestCases(old), manifestCases(new)}
+	c := &Comparison{Old: old, New: new, Family: opt.Family}
+	if c.Family == "" {
+		c.Family = FamilyComparison
 	}
-	if c.Alpha <= 0 {
-		c.Alpha = stats.DefaultAlpha
-	}
+	var alphaNote string
+	c.Alpha, alphaNote = alphaFor(opt, old, new, cases)
 	c.Notes = append(c.Notes, old.Warnings...)
 	c.Notes = append(c.Notes, new.Warnings...)
+	if alphaNote != "" {
+		c.Notes = append(c.Notes, alphaNote)
+	}
+	for _, d := range []*Data{old, new} {
+		for _, b := range d.Benches {
+			lines := 0
+			for _, u := range d.Units[b] {
+				lines = max(lines, len(d.Values[b][u]))
+			}
+			if d.MinIters[b] == 1 && len(d.Runs[b]) == 0 && lines >= PerStepLines {
+				c.Notes = append(c.Notes, fmt.Sprintf("%s: %s has %d result lines of 1 iteration each: if each line is one step, the steps of one process are not independent runs and the tests will call noise significant; give one line per run (its summary)", d.Path, b, lines))
+			}
+		}
+	}
 	for _, b := range old.Benches {
 		if new.Values[b] == nil {
 			c.Notes = append(c.Notes, fmt.Sprintf("%s is only in %s: not compared", b, old.Path))
 		}
+	}
+	primary := func(bench string) []string {
+		name := CaseOf(bench)
+		if p, ok := opt.Primary[name]; ok {
+			return p
+		}
+		if p, ok := opt.Primary[""]; ok {
+			return p
+		}
+		for _, cs := range []map[string]Case{cases[1], cases[0]} {
+			if p := cs[name].Primary; len(p) > 0 {
+				return p
+			}
+		}
+		return nil
 	}
 	floorOf := map[[2]string]float64{}
 	unknownDir := map[string]bool{}
@@ -61,18 +226,23 @@ func Compare(old, new *Data, opt CompareOptions) *Comparison {
 		if oe, ne := old.Env[b], new.Env[b]; oe != "" && ne != "" && oe != ne {
 			c.Notes = append(c.Notes, fmt.Sprintf("%s: environment changed: %s -> %s", b, oe, ne))
 		}
+		oldSteps, newSteps := steps(old, b), steps(new, b)
+		if all := append(slices.Clone(oldSteps), newSteps...); len(all) > 0 && slices.Min(all) != slices.Max(all) {
+			c.Notes = append(c.Notes, fmt.Sprintf("%s: runs of different lengths (old %s steps, new %s): collection counts and maxima are reported, not judged", b, joinInts(oldSteps), joinInts(newSteps)))
+		}
 		for _, u := range old.Units[b] {
 			if _, ok := new.Values[b][u]; !ok {
 				c.Notes = append(c.Notes, fmt.Sprintf("%s: unit %s is only in %s: not compared", b, u, old.Path))
 			}
 		}
+		var benchPairs []stats.Pair
 		for _, u := range new.Units[b] {
 			oldVals, ok := old.Values[b][u]
 			if !ok {
 				c.Notes = append(c.Notes, fmt.Sprintf("%s: unit %s is only in %s: not compared", b, u, new.Path))
 				continue
 			}
-			p := stats.Pair{Bench: b, Metric: u, Unit: u, Old: oldVals, New: new.Values[b][u]}
+			p := stats.Pair{Bench: b, Metric: u, Unit: u, Old: oldVals, New: new.Values[b][u], OldSteps: oldSteps, NewSteps: newSteps}
 			if m, ok := stats.MetricByUnit(u); ok {
 				p.Metric, p.Exact, p.Better = m.Name, m.Exact, -1
 				if steps := min(old.MinIters[b], new.MinIters[b]); steps < m.MinSteps {
@@ -93,20 +263,39 @@ func Compare(old, new *Data, opt CompareOptions) *Comparison {
 				}
 			}
 			floorOf[[2]string{b, p.Metric}] = floorFor(opt, old, new, b, p.Metric, u)
-			pairs = append(pairs, p)
+			benchPairs = append(benchPairs, p)
 		}
+		stats.MarkPrimary(benchPairs, primary(b))
+		pairs = append(pairs, benchPairs...)
 	}
 	for _, m := range stats.Metrics {
 		if steps := leftOut[m.Name]; len(steps) > 0 {
 			c.Notes = append(c.Notes, fmt.Sprintf("%s left out of %d benchmark(s): runs have %d steps or fewer, a finite interval needs %d", m.Name, len(steps), slices.Max(steps), m.MinSteps))
 		}
 	}
-	// One Compare call, so that Holm's correction spans every row.
+	family := func(p stats.Pair) string { return "" }
+	switch c.Family {
+	case FamilyCase:
+		family = func(p stats.Pair) string { return CaseOf(p.Bench) }
+	case FamilyBenchmark:
+		family = func(p stats.Pair) string { return p.Bench }
+	}
+	// One Compare call: Holm's correction spans each family whole.
 	c.Rows = stats.Compare(pairs, stats.Options{
-		Alpha: c.Alpha,
-		Floor: func(p stats.Pair) float64 { return floorOf[[2]string{p.Bench, p.Metric}] },
+		Alpha:  c.Alpha,
+		Floor:  func(p stats.Pair) float64 { return floorOf[[2]string{p.Bench, p.Metric}] },
+		Family: family,
 	})
 	return c
+}
+
+func joinInts(xs []int) string {
+	u := slices.Compact(slices.Sorted(slices.Values(xs)))
+	parts := make([]string, len(u))
+	for i, x := range u {
+		parts[i] = fmt.Sprint(x)
+	}
+	return strings.Join(parts, "/")
 }
 
 func floorFor(opt CompareOptions, old, new *Data, bench, metric, unit string) float64 {

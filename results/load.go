@@ -95,9 +95,9 @@ func (d *Data) iters(bench string, n int) {
 }
 
 // Load reads a results directory (it has a manifest.json) or a benchfmt
-// file. spikeFactor > 0 overrides the cases' spike factor when summaries
-// are recomputed from a directory's record streams.
-func Load(path string, spikeFactor float64) (*Data, error) {
+// file. A non-zero spike rule overrides the cases' own when summaries are
+// recomputed from a directory's record streams.
+func Load(path string, spike stats.SpikeRule) (*Data, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -109,7 +109,7 @@ func Load(path string, spikeFactor float64) (*Data, error) {
 		if _, err := os.Stat(filepath.Join(path, ManifestFile)); err != nil {
 			return nil, &InputError{[]string{fmt.Sprintf("%s: a directory without %s is not a gcjitter results directory", path, ManifestFile)}}
 		}
-		return loadDir(path, spikeFactor)
+		return loadDir(path, spike)
 	}
 	return loadBenchfmt(path)
 }
@@ -163,22 +163,18 @@ func readBenchfmt(in io.Reader, path string) (*Data, error) {
 
 // loadDir recomputes every completed run's summary from its record stream
 // (the source of truth), in parallel.
-func loadDir(dir string, spikeFactor float64) (*Data, error) {
+func loadDir(dir string, spike stats.SpikeRule) (*Data, error) {
 	m, err := ReadManifest(dir)
 	if err != nil {
 		return nil, &InputError{[]string{err.Error()}}
 	}
 	d := newData(dir)
-	factor := map[string]float64{}
+	rules := map[string]stats.SpikeRule{}
 	for _, c := range m.Cases {
-		f := c.SpikeFactor
-		if spikeFactor > 0 {
-			f = spikeFactor
+		rules[c.Name] = c.SpikeRule()
+		if spike != (stats.SpikeRule{}) {
+			rules[c.Name] = spike
 		}
-		if f <= 1 {
-			f = stats.DefaultSpikeFactor
-		}
-		factor[c.Name] = f
 		for _, v := range c.Variants {
 			d.Floors[BenchName(c.Name, v.Name)] = c.Floors
 		}
@@ -212,9 +208,9 @@ func loadDir(dir string, spikeFactor float64) (*Data, error) {
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			if r.Ranks > 1 {
-				sums[i], metas[i], errs[i] = summarizeRanks(dir, r, factor[r.Case])
+				sums[i], metas[i], errs[i] = summarizeRanks(dir, r, rules[r.Case])
 			} else {
-				sums[i], metas[i], errs[i] = summarizeFile(filepath.Join(dir, r.Records), factor[r.Case])
+				sums[i], metas[i], errs[i] = summarizeFile(filepath.Join(dir, r.Records), rules[r.Case])
 			}
 		}()
 	}
@@ -267,7 +263,7 @@ func envString(m *bench.Meta) string {
 }
 
 // summarizeFile streams one record file through a stats.Summarizer.
-func summarizeFile(path string, spikeFactor float64) (stats.RunSummary, *bench.Meta, error) {
+func summarizeFile(path string, spike stats.SpikeRule) (stats.RunSummary, *bench.Meta, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return stats.RunSummary{}, nil, err
@@ -293,7 +289,7 @@ func summarizeFile(path string, spikeFactor float64) (stats.RunSummary, *bench.M
 	if len(problems) > 0 {
 		return stats.RunSummary{}, nil, &InputError{slices.Clip(problems)}
 	}
-	return sm.Result(spikeFactor), meta, nil
+	return sm.Result(spike), meta, nil
 }
 
 // SplitVariants divides one side into two by variant: side says, for a
@@ -346,12 +342,12 @@ func (d *Data) Merge(o *Data) {
 
 // summarizeRanks reads every rank's stream of a multi-rank run and
 // summarises the global step series (the slowest rank at each step).
-func summarizeRanks(dir string, r *Run, spikeFactor float64) (stats.RunSummary, *bench.Meta, error) {
+func summarizeRanks(dir string, r *Run, spike stats.SpikeRule) (stats.RunSummary, *bench.Meta, error) {
 	streams, err := readRanks(dir, r)
 	if err != nil {
 		return stats.RunSummary{}, nil, err
 	}
-	sum, _ := stats.MultiRank(streams, spikeFactor)
+	sum, _ := stats.MultiRank(streams, spike)
 	return sum, streams[0].Meta, nil
 }
 

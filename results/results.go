@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gcjitter/gcjitter/cases"
 	"github.com/gcjitter/gcjitter/internal/atomicfile"
 	"github.com/gcjitter/gcjitter/stats"
 )
@@ -54,18 +55,48 @@ type Manifest struct {
 
 // Case is a case as it ran, after flag overrides.
 type Case struct {
-	Name        string    `json:"name"`
-	Source      string    `json:"source"`
-	Text        string    `json:"yaml"`
-	Steps       int       `json:"steps"`
-	Warmup      int       `json:"warmup"`
-	Runs        int       `json:"runs"`
-	Variants    []Variant `json:"variants"`
-	SpikeFactor float64   `json:"spike_factor"`
+	Name     string          `json:"name"`
+	Source   string          `json:"source"`
+	Text     string          `json:"yaml"`
+	Steps    int             `json:"steps"`
+	Warmup   int             `json:"warmup"`
+	Runs     int             `json:"runs"`
+	Variants []Variant       `json:"variants"`
+	Spike    stats.SpikeRule `json:"spike"`
+	// SpikeFactor is how results before the noise rule recorded theirs; a
+	// manifest that has only it keeps its factor rule when loaded.
+	SpikeFactor float64 `json:"spike_factor,omitempty"`
 	// Gate: the floors the case sets (others take stats.DefaultFloors) and
 	// the family-wise alpha.
 	Floors map[string]float64 `json:"floors,omitempty"`
 	Alpha  float64            `json:"alpha"`
+	// Primary are the metrics the case tests (gate.primary); empty:
+	// stats.DefaultPrimary. The others are reported, not tested.
+	Primary []string `json:"primary,omitempty"`
+}
+
+// RunFiles are a run's record stream and stderr paths, relative to the
+// results directory (run index 0-based).
+func RunFiles(caseName, variant string, index int) (records, stderr string) {
+	base := filepath.Join("runs", cases.PathName(caseName), cases.PathName(variant), fmt.Sprintf("run-%02d", index+1))
+	return base + ".jsonl", base + ".stderr"
+}
+
+// HostClassEnv names the host class when no -host-class flag does: the
+// class recorded with results and the baselines a gate reads.
+const HostClassEnv = "GCJITTER_HOST_CLASS"
+
+// SpikeRule is the rule the case's runs were summarised with: the stored
+// one, the factor of a manifest written before the noise rule, or the
+// default.
+func (c Case) SpikeRule() stats.SpikeRule {
+	switch {
+	case c.Spike != (stats.SpikeRule{}):
+		return c.Spike
+	case c.SpikeFactor > 1:
+		return stats.SpikeRule{Factor: c.SpikeFactor}
+	}
+	return stats.DefaultSpikeRule
 }
 
 // Variant is one variant of a case.

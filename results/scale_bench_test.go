@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gcjitter/gcjitter/stats"
 )
 
 // writeSyntheticDir writes a results directory of runs x steps in the
@@ -21,7 +23,7 @@ func writeSyntheticDir(tb testing.TB, dir string, runs, steps int, seed uint64, 
 	tb.Helper()
 	rng := rand.New(rand.NewPCG(seed, 1))
 	m := &Manifest{Schema: ManifestSchema, Tool: "synthetic", Started: time.Now().UTC(),
-		Cases: []Case{{Name: "big", Steps: steps, Runs: runs, SpikeFactor: 1.5, Variants: []Variant{{Name: "default", Policy: "default"}}}}}
+		Cases: []Case{{Name: "big", Steps: steps, Runs: runs, Spike: stats.SpikeRule{Factor: 1.5}, Variants: []Variant{{Name: "default", Policy: "default"}}}}}
 	if err := os.MkdirAll(filepath.Join(dir, "runs", "big", "default"), 0o755); err != nil {
 		tb.Fatal(err)
 	}

@@ -3,10 +3,10 @@ package runner
 import (
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"strconv"
 
 	"github.com/gcjitter/gcjitter/cases"
+	"github.com/gcjitter/gcjitter/results"
 )
 
 // PlannedRun is one worker process to start.
@@ -19,10 +19,16 @@ type PlannedRun struct {
 }
 
 // RecordsPath is the run's record stream, relative to the results directory.
-func (r PlannedRun) RecordsPath() string { return filepath.Join("runs", r.ID+".jsonl") }
+func (r PlannedRun) RecordsPath() string {
+	records, _ := results.RunFiles(r.Case.Name, r.Variant.Name, r.Index)
+	return records
+}
 
 // StderrPath is the worker's stderr, relative to the results directory.
-func (r PlannedRun) StderrPath() string { return filepath.Join("runs", r.ID+".stderr") }
+func (r PlannedRun) StderrPath() string {
+	_, stderr := results.RunFiles(r.Case.Name, r.Variant.Name, r.Index)
+	return stderr
+}
 
 // Plan orders the runs of the given cases. Within a case, runs go in
 // rounds: each round runs every variant once, in an order shuffled by seed.

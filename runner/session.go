@@ -86,7 +86,7 @@ func (s *Session) Execute(ctx context.Context, cs []*cases.Case, plan []PlannedR
 	}
 	for _, c := range cs {
 		rc := results.Case{Name: c.Name, Source: c.Source, Text: string(c.Text), Steps: c.Steps,
-			Warmup: c.Warmup, Runs: c.Runs, SpikeFactor: c.Gate.SpikeFactor, Alpha: c.Gate.Alpha}
+			Warmup: c.Warmup, Runs: c.Runs, Spike: c.Gate.SpikeRule(), Alpha: c.Gate.Alpha, Primary: c.Gate.Primary}
 		for k, v := range c.Gate.Floors {
 			if rc.Floors == nil {
 				rc.Floors = map[string]float64{}
@@ -222,10 +222,10 @@ func (s *Session) runOne(ctx context.Context, script string, p PlannedRun, r *re
 		if ranks > 1 && res[failed].Launcher == "" {
 			r.Reason = fmt.Sprintf("rank %d: %s; the other ranks were stopped", failed, r.Reason)
 		}
-		r.StderrTail = lastLines(res[failed].StderrTail, 20)
+		r.StderrTail = LastLines(res[failed].StderrTail, 20)
 	case ranks == 1:
 		r.Status = results.StatusOK
-		sum := stats.Summarize(res[0].Stream, c.Gate.SpikeFactor)
+		sum := stats.Summarize(res[0].Stream, c.Gate.SpikeRule())
 		r.Summary = &sum
 	default:
 		r.Status = results.StatusOK
@@ -233,7 +233,7 @@ func (s *Session) runOne(ctx context.Context, script string, p PlannedRun, r *re
 		for k := range res {
 			streams[k] = res[k].Stream
 		}
-		sum, rs := stats.MultiRank(streams, c.Gate.SpikeFactor)
+		sum, rs := stats.MultiRank(streams, c.Gate.SpikeRule())
 		r.Summary, r.RankSummary = &sum, &rs
 		if err := results.WriteGlobalSeries(s.Dir, r, rs.Series); err != nil {
 			return err

@@ -231,7 +231,8 @@ func (t *tailWriter) String() string {
 	return string(t.buf)
 }
 
-func lastLines(s string, n int) string {
+// LastLines is the last n lines of s (a worker's stderr tail, say).
+func LastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]

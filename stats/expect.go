@@ -22,16 +22,18 @@ var aggregates = []aggregate{
 	{"max", "median over runs of the longest step (ns)", medianOf(func(r RunSummary) float64 { return r.Max })},
 	{"gc-share", "median over runs of the share of step time in collections", medianOf(func(r RunSummary) float64 { return r.GCShare })},
 	{"spike-rate", "spikes per 1000 steps, pooled", pooledPerK(func(r RunSummary) int { return r.Spikes })},
-	{"gc-spikes", "spikes that contain a collection, per 1000 steps, pooled", pooledPerK(func(r RunSummary) int { return r.SpikesWithGC })},
-	{"gc-spike-share", "share of spikes that contain a collection, pooled (no spikes: 0)", pooledShare(func(r RunSummary) int { return r.SpikesWithGC })},
-	{"gen2-spike-share", "share of spikes that contain a full collection, pooled (no spikes: 0)", pooledShare(func(r RunSummary) int { return r.SpikesWithGen2 })},
-	{"gen2-spiking-share", "share of the steps with a full collection in them that are spikes, pooled (no such step: 0); host noise cannot lower it", pooledOf(func(r RunSummary) (int, int) { return r.SpikesWithGen2, r.Gen2Steps })},
+	{"gc-spikes", "GC spikes (the collections in them explain most of the excess), per 1000 steps, pooled", pooledPerK(func(r RunSummary) int { return r.SpikesWithGC })},
+	{"gc-spike-share", "share of spikes that are GC spikes (their collections explain most of the excess), pooled (no spikes: 0)", pooledShare(func(r RunSummary) int { return r.SpikesWithGC })},
+	{"gen2-spike-share", "share of spikes that are GC spikes with a full collection, pooled (no spikes: 0); host stalls lower it", pooledShare(func(r RunSummary) int { return r.SpikesWithGen2 })},
+	{"gen2-spiking-share", "share of the steps with a full collection in them that are GC spikes, pooled (no such step: 0); host stalls cannot lower it", pooledOf(func(r RunSummary) (int, int) { return r.SpikesWithGen2, r.Gen2Steps })},
+	{"gen2-excess", "median over runs of the gen-2 excess: how much longer the steps with a full collection are than the others, as a fraction of the typical step (host-speed independent; 0 without full collections)", medianOf(func(r RunSummary) float64 { return r.Gen2Excess })},
+	{"gen2-excess-p", "largest over runs of the within-run U test's p-value that steps with a full collection are longer (1 without them): small when every run shows the shift", maxOf(func(r RunSummary) float64 { return r.Gen2ExcessP })},
 	{"spike-period", "median over runs of the spike period in steps (0: not periodic)", medianOf(func(r RunSummary) float64 { return r.SpikePeriod })},
 	{"gen0-collections", "gen-0 collections per 1000 steps, pooled", pooledPerK(func(r RunSummary) int { return r.Collections[0] })},
 	{"gen1-collections", "gen-1 collections per 1000 steps, pooled", pooledPerK(func(r RunSummary) int { return r.Collections[1] })},
 	{"gen2-collections", "gen-2 collections per 1000 steps, pooled", pooledPerK(func(r RunSummary) int { return r.Collections[2] })},
 	{"gen2-pause", "median over runs of the largest gen-2 pause (ns)", medianOf(func(r RunSummary) float64 { return r.MaxPauseNS[2] })},
-	{"gen2-pause-mean", "mean gen-2 pause, pooled over runs (ns; no full collection: 0); one preempted collection moves it far less than the largest", pooledMean(func(r RunSummary) (float64, int) { return r.PauseNS[2], r.Collections[2] })},
+	{"gen2-pause-mean", "mean gen-2 pause, pooled over runs (ns; no full collection: 0); one preempted collection moves it far less than the largest", pooledOf(func(r RunSummary) (float64, int) { return r.PauseNS[2], r.Collections[2] })},
 	{"unscheduled-collections", "collections other than the policy's scheduled ones, total over runs", total(func(r RunSummary) int { return r.Unscheduled })},
 	{"amplification", "multi-rank: median over runs of the rate of global spikes put down to a collection / mean single-rank spike rate", medianOf(func(r RunSummary) float64 { return r.Amplification })},
 	{"over-worst-rank", "multi-rank: median over runs of the rate of global spikes put down to a collection / the largest single-rank spike rate (above 1: the job spikes more often than any one rank)", medianOf(func(r RunSummary) float64 { return r.OverWorstRank })},
@@ -81,6 +83,16 @@ func medianOf(f func(RunSummary) float64) func([]RunSummary) float64 {
 	}
 }
 
+func maxOf(f func(RunSummary) float64) func([]RunSummary) float64 {
+	return func(runs []RunSummary) float64 {
+		m := math.Inf(-1)
+		for _, r := range runs {
+			m = max(m, f(r))
+		}
+		return m
+	}
+}
+
 func pooledPerK(f func(RunSummary) int) func([]RunSummary) float64 {
 	return func(runs []RunSummary) float64 {
 		n, steps := 0, 0
@@ -98,10 +110,12 @@ func pooledShare(f func(RunSummary) int) func([]RunSummary) float64 {
 }
 
 // pooledOf is the pooled ratio of a part to its whole over all runs (0 when
-// the whole is 0).
-func pooledOf(f func(RunSummary) (part, whole int)) func([]RunSummary) float64 {
+// the whole is 0): a share of counts, or with a float part (a pause sum)
+// per count, a pooled mean.
+func pooledOf[N int | float64](f func(RunSummary) (part N, whole int)) func([]RunSummary) float64 {
 	return func(runs []RunSummary) float64 {
-		n, d := 0, 0
+		var n N
+		d := 0
 		for _, r := range runs {
 			p, w := f(r)
 			n, d = n+p, d+w
@@ -110,20 +124,6 @@ func pooledOf(f func(RunSummary) (part, whole int)) func([]RunSummary) float64 {
 			return 0
 		}
 		return float64(n) / float64(d)
-	}
-}
-
-func pooledMean(f func(RunSummary) (sum float64, n int)) func([]RunSummary) float64 {
-	return func(runs []RunSummary) float64 {
-		sum, n := 0.0, 0
-		for _, r := range runs {
-			s, k := f(r)
-			sum, n = sum+s, n+k
-		}
-		if n == 0 {
-			return 0
-		}
-		return sum / float64(n)
 	}
 }
 

@@ -1,6 +1,9 @@
 package stats
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // A Metric is one per-run quantity that comparisons and gates judge. Its
 // name is what a case's gate.floors uses; its unit is how results.bench
@@ -12,6 +15,13 @@ type Metric struct {
 	// MinSteps is the number of steps a run needs for the metric to mean
 	// anything (the 99.9th percentile of 100 steps is just the maximum).
 	MinSteps int
+	// LengthBiased: a maximum over the run, which grows with the run's
+	// length, so runs of different lengths are not tested against each
+	// other.
+	LengthBiased bool
+	// PerKStep: a count per 1000 steps, so a run of n steps can only take
+	// multiples of 1000/n (the quantum).
+	PerKStep bool
 	Value    func(RunSummary) float64
 }
 
@@ -19,21 +29,26 @@ type Metric struct {
 // distribution-free 95% confidence interval: 0.999^n <= 0.025.
 const MinStepsP999 = 3688
 
+// MinStepsP99 is the same for the 99th percentile: 0.99^n <= 0.025. In a
+// shorter run p99 is one of its two or three largest steps, a maximum in
+// all but name.
+const MinStepsP99 = 368
+
 // Metrics are gcjitter's metrics, in report order. All are better lower.
 var Metrics = []Metric{
 	{Name: "p50", Unit: "p50-ns/step", Value: func(r RunSummary) float64 { return r.P50 }},
 	{Name: "p90", Unit: "p90-ns/step", Value: func(r RunSummary) float64 { return r.P90 }},
-	{Name: "p99", Unit: "p99-ns/step", Value: func(r RunSummary) float64 { return r.P99 }},
+	{Name: "p99", Unit: "p99-ns/step", MinSteps: MinStepsP99, Value: func(r RunSummary) float64 { return r.P99 }},
 	{Name: "p99.9", Unit: "p99.9-ns/step", MinSteps: MinStepsP999, Value: func(r RunSummary) float64 { return r.P999 }},
-	{Name: "max", Unit: "max-ns/step", Value: func(r RunSummary) float64 { return r.Max }},
-	{Name: "spike-rate", Unit: "spikes/kstep", Value: func(r RunSummary) float64 { return perK(r.Spikes, r.Steps) }},
+	{Name: "max", Unit: "max-ns/step", LengthBiased: true, Value: func(r RunSummary) float64 { return r.Max }},
+	{Name: "spike-rate", Unit: "spikes/kstep", PerKStep: true, Value: func(r RunSummary) float64 { return perK(r.Spikes, r.Steps) }},
 	{Name: "gc-share", Unit: "gc-share", Value: func(r RunSummary) float64 { return r.GCShare }},
-	{Name: "gen0-collections", Unit: "gen0-collections/kstep", Exact: true, Value: func(r RunSummary) float64 { return perK(r.Collections[0], r.Steps) }},
-	{Name: "gen1-collections", Unit: "gen1-collections/kstep", Exact: true, Value: func(r RunSummary) float64 { return perK(r.Collections[1], r.Steps) }},
-	{Name: "gen2-collections", Unit: "gen2-collections/kstep", Exact: true, Value: func(r RunSummary) float64 { return perK(r.Collections[2], r.Steps) }},
-	{Name: "gen0-pause", Unit: "gen0-max-pause-ns", Value: func(r RunSummary) float64 { return r.MaxPauseNS[0] }},
-	{Name: "gen1-pause", Unit: "gen1-max-pause-ns", Value: func(r RunSummary) float64 { return r.MaxPauseNS[1] }},
-	{Name: "gen2-pause", Unit: "gen2-max-pause-ns", Value: func(r RunSummary) float64 { return r.MaxPauseNS[2] }},
+	{Name: "gen0-collections", Unit: "gen0-collections/kstep", Exact: true, PerKStep: true, Value: func(r RunSummary) float64 { return perK(r.Collections[0], r.Steps) }},
+	{Name: "gen1-collections", Unit: "gen1-collections/kstep", Exact: true, PerKStep: true, Value: func(r RunSummary) float64 { return perK(r.Collections[1], r.Steps) }},
+	{Name: "gen2-collections", Unit: "gen2-collections/kstep", Exact: true, PerKStep: true, Value: func(r RunSummary) float64 { return perK(r.Collections[2], r.Steps) }},
+	{Name: "gen0-pause", Unit: "gen0-max-pause-ns", LengthBiased: true, Value: func(r RunSummary) float64 { return r.MaxPauseNS[0] }},
+	{Name: "gen1-pause", Unit: "gen1-max-pause-ns", LengthBiased: true, Value: func(r RunSummary) float64 { return r.MaxPauseNS[1] }},
+	{Name: "gen2-pause", Unit: "gen2-max-pause-ns", LengthBiased: true, Value: func(r RunSummary) float64 { return r.MaxPauseNS[2] }},
 }
 
 func perK(n, steps int) float64 {
@@ -66,23 +81,26 @@ func MetricByName(name string) (Metric, bool) {
 
 // Defaults of a comparison, used where a case's gate says nothing.
 const (
-	DefaultAlpha       = 0.05
-	DefaultSpikeFactor = 1.5
+	DefaultAlpha = 0.05
 )
 
-// DefaultFloors are the floors of the metrics a gate does not name. Tails
-// get wider floors: they are noisier. Collections are exact, so any change
-// counts.
+// DefaultFloors are the floors of the metrics a gate does not name: the
+// smallest change worth a verdict, below what users must catch (the
+// customer's spikes grew +4.7%, so p99 and the pauses sit under 5%). A
+// floor only keeps a significant but negligible change from failing a
+// gate; what a size can detect is Row.Detectable and Plan. Collections are
+// exact, so any change counts.
 var DefaultFloors = map[string]float64{
-	"p50": 0.03, "p90": 0.05, "p99": 0.10, "p99.9": 0.15, "max": 0.25,
-	"spike-rate": 0.25, "gc-share": 0.25,
+	"p50": 0.02, "p90": 0.03, "p99": 0.03, "p99.9": 0.05, "max": 0.10,
+	"spike-rate": 0.10, "gc-share": 0.05,
 	"gen0-collections": 0, "gen1-collections": 0, "gen2-collections": 0,
-	"gen0-pause": 0.25, "gen1-pause": 0.25, "gen2-pause": 0.25,
+	"gen0-pause": 0.05, "gen1-pause": 0.05, "gen2-pause": 0.03,
 }
 
 // MetricPairs pairs every metric of two sets of run summaries of one
-// benchmark. The 99.9th percentile is left out unless every run has
-// MinStepsP999 steps.
+// benchmark, with the runs' lengths; metrics outside DefaultPrimary are
+// descriptive (MarkPrimary changes that). A metric is left out unless every
+// run has its MinSteps steps (p99: 368, p99.9: 3688).
 func MetricPairs(bench string, old, new []RunSummary) []Pair {
 	minSteps := math.MaxInt
 	for _, rs := range [][]RunSummary{old, new} {
@@ -98,11 +116,18 @@ func MetricPairs(bench string, old, new []RunSummary) []Pair {
 		p := Pair{Bench: bench, Metric: m.Name, Unit: m.Unit, Better: -1, Exact: m.Exact}
 		for _, r := range old {
 			p.Old = append(p.Old, m.Value(r))
+			p.OldSteps = append(p.OldSteps, r.Steps)
 		}
 		for _, r := range new {
 			p.New = append(p.New, m.Value(r))
+			p.NewSteps = append(p.NewSteps, r.Steps)
 		}
 		pairs = append(pairs, p)
 	}
+	MarkPrimary(pairs, nil)
 	return pairs
 }
+
+// MS prints a time in nanoseconds as milliseconds ("41.813 ms"): the one
+// format the tables, the progress lines and the baselines' listings share.
+func MS(ns float64) string { return fmt.Sprintf("%.3f ms", ns/1e6) }

@@ -9,8 +9,9 @@ import (
 type RankSummary struct {
 	Ranks int `json:"ranks"`
 	// OwnSpikeRate is, per rank and per 1000 steps, the steps whose own
-	// in-step collection pauses exceed (spikeFactor-1) times the global
-	// median: the spikes that rank would cause alone.
+	// in-step collection pauses alone exceed the global series' spike limit
+	// for a step its collections explain (Limits.GC): the spikes that rank
+	// would cause alone.
 	OwnSpikeRate []float64 `json:"own_spike_rate"`
 	// GlobalSpikeRate is the spike rate of the global step time (the
 	// slowest rank at each step), per 1000 steps; GCGlobalSpikeRate counts
@@ -68,14 +69,14 @@ type GlobalStep struct {
 // index is the slowest rank's (with a collective every step, the slowest
 // rank sets the pace); the global stream carries every rank's collections,
 // so the returned RunSummary is the run's, as one process's would be.
-func MultiRank(ranks []*bench.Stream, spikeFactor float64) (RunSummary, RankSummary) {
+func MultiRank(ranks []*bench.Stream, rule SpikeRule) (RunSummary, RankSummary) {
 	rs := RankSummary{Ranks: len(ranks), OwnSpikeRate: make([]float64, len(ranks)), SlowestRank: make([]int, len(ranks))}
 	measured := make([][]*bench.Step, len(ranks))
 	n := -1
 	rs.RankP50, rs.RankP99 = make([]float64, len(ranks)), make([]float64, len(ranks))
 	for r, s := range ranks {
 		measured[r] = s.Measured()
-		own := Summarize(s, spikeFactor)
+		own := Summarize(s, rule)
 		rs.RankP50[r], rs.RankP99[r] = own.P50, own.P99
 		if n < 0 || len(measured[r]) < n {
 			n = len(measured[r])
@@ -108,12 +109,13 @@ func MultiRank(ranks []*bench.Stream, spikeFactor float64) (RunSummary, RankSumm
 		global[k] = float64(st.DurationNS)
 		sm.Add(st)
 	}
-	sum := sm.Result(spikeFactor)
-	median := sum.P50
+	sum := sm.Result(rule)
+	typical := sum.Typical
+	limits := rule.Limits(Baseline{Typical: sum.Typical, Spread: sum.Spread})
 	for r := range ranks {
 		own := 0
 		for k := range n {
-			if pause[r][k] > (spikeFactor-1)*median {
+			if pause[r][k] > limits.GC {
 				own++
 			}
 		}
@@ -131,7 +133,8 @@ func MultiRank(ranks []*bench.Stream, spikeFactor float64) (RunSummary, RankSumm
 			}
 		}
 		g.PauseNS = int64(best)
-		if global[k] <= spikeFactor*median {
+		spike, gcSpike := limits.Classify(global[k]-typical, best)
+		if !spike {
 			continue
 		}
 		g.Spike = true
@@ -140,10 +143,10 @@ func MultiRank(ranks []*bench.Stream, spikeFactor float64) (RunSummary, RankSumm
 			rs.SlowestRank[g.Straggler]++
 		}
 		// A global spike is put down to GC only when a rank's in-step pause
-		// covers at least half of the step's excess over the median: with
-		// frequent young collections nearly every step holds some pause, and
-		// on a shared host the scheduler makes spikes of its own.
-		if best == 0 || best < 0.5*(global[k]-median) {
+		// covers most of the step's excess: with frequent young collections
+		// nearly every step holds some pause, and on a shared host the
+		// scheduler makes spikes of its own.
+		if !gcSpike {
 			continue
 		}
 		g.GCSpike = true

@@ -49,7 +49,7 @@ func ranks(n int, collect func(r int) []int, scheduled bool) []*bench.Stream {
 func TestMultiRankAmplification(t *testing.T) {
 	// Unsynchronised: rank r collects at 20+r*10 and 120+r*10.
 	apart := ranks(4, func(r int) []int { return []int{20 + r*10, 120 + r*10} }, false)
-	sum, rs := MultiRank(apart, 3)
+	sum, rs := MultiRank(apart, SpikeRule{Factor: 3})
 	if rs.GlobalSpikes != 8 || rs.Amplification != 4 || rs.StragglerInGC != 8 || rs.UnscheduledSpikes != 8 {
 		t.Errorf("unsynchronised: %+v", rs)
 	}
@@ -75,7 +75,7 @@ func TestMultiRankAmplification(t *testing.T) {
 	}
 	// Synchronised (manual): every rank collects at 50, 100, 150.
 	together := ranks(4, func(int) []int { return []int{50, 100, 150} }, true)
-	_, rs = MultiRank(together, 3)
+	_, rs = MultiRank(together, SpikeRule{Factor: 3})
 	if rs.GlobalSpikes != 3 || rs.Amplification != 1 || rs.OverWorstRank != 1 || rs.UnscheduledSpikes != 0 {
 		t.Errorf("synchronised: %+v", rs)
 	}
@@ -98,14 +98,14 @@ func TestMultiRankHostNoise(t *testing.T) {
 	}
 	stall(1, 33, 0)
 	stall(2, 77, 200e3)
-	_, rs := MultiRank(together, 3)
+	_, rs := MultiRank(together, SpikeRule{Factor: 3})
 	if rs.GlobalSpikes != 5 || rs.StragglerInGC != 3 || rs.UnscheduledSpikes != 0 || rs.Amplification != 1 {
 		t.Errorf("synchronised with two host stalls: %+v", rs)
 	}
 	// The same stall caused by a collection of the size of the excess is a
 	// GC spike off the schedule.
 	stall(3, 120, 45e6)
-	_, rs = MultiRank(together, 3)
+	_, rs = MultiRank(together, SpikeRule{Factor: 3})
 	if rs.UnscheduledSpikes != 1 || rs.StragglerInGC != 4 {
 		t.Errorf("synchronised with an unscheduled collection: %+v", rs)
 	}

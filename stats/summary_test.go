@@ -32,7 +32,7 @@ func TestSummarizeCountsSpikesAndAttributesThem(t *testing.T) {
 		}
 		s.Steps = append(s.Steps, st)
 	}
-	r := Summarize(s, 1.5)
+	r := Summarize(s, DefaultSpikeRule)
 	if r.Steps != 100 || r.P50 != 1000 || r.Max != 3000 {
 		t.Errorf("steps %d p50 %v max %v: the warm-up step leaked in?", r.Steps, r.P50, r.Max)
 	}
@@ -66,7 +66,7 @@ func TestSummarizeGen2AttributionAndUnscheduled(t *testing.T) {
 		}
 		s.Steps = append(s.Steps, st)
 	}
-	r := Summarize(s, 1.5)
+	r := Summarize(s, DefaultSpikeRule)
 	if r.Spikes != 8 || r.SpikesWithGC != 4 || r.SpikesWithGen2 != 3 || r.Gen2Steps != 3 {
 		t.Errorf("spikes %d, with GC %d, with gen-2 %d, gen-2 steps %d; want 8, 4, 3, 3", r.Spikes, r.SpikesWithGC, r.SpikesWithGen2, r.Gen2Steps)
 	}

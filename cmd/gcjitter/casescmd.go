@@ -1,31 +1,32 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/gcjitter/gcjitter/cases"
+	"github.com/gcjitter/gcjitter/internal/cli"
 )
 
-func cmdCases(args []string, stdout, stderr io.Writer) int {
+func cmdCases(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		args = []string{"list"}
 	}
 	switch args[0] {
 	case "-h", "-help", "--help":
 		fmt.Fprintln(stderr, "usage: gcjitter cases list | gcjitter cases show NAME|FILE")
-		return exitOK
+		return nil
 	case "list":
 		if len(args) > 1 {
 			fmt.Fprintln(stderr, "usage: gcjitter cases list")
-			return exitUsage
+			return cli.Silent(cli.Usage)
 		}
 		all, err := cases.Builtin()
 		if err != nil {
-			fmt.Fprintf(stderr, "gcjitter cases: %v\n", err)
-			return exitInfra
+			return cli.InfraError(err)
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "NAME\tSUITES\tMODEL\tVARIANTS\tRUNS x STEPS\tSTORY")
@@ -34,34 +35,21 @@ func cmdCases(args []string, stdout, stderr io.Writer) int {
 			for _, v := range c.Variants {
 				vs = append(vs, v.Name)
 			}
-			story := firstSentence(c.Description)
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d x %d\t%s\n", c.Name, strings.Join(c.Suites, ","), c.Workload.Model,
-				strings.Join(vs, " "), c.Runs, c.Steps, story)
+				strings.Join(vs, " "), c.Runs, c.Steps, c.Story())
 		}
-		tw.Flush()
-		return exitOK
+		return tw.Flush()
 	case "show":
 		if len(args) != 2 {
 			fmt.Fprintln(stderr, "usage: gcjitter cases show NAME|FILE")
-			return exitUsage
+			return cli.Silent(cli.Usage)
 		}
 		c, err := cases.Load(args[1])
 		if err != nil {
-			fmt.Fprintf(stderr, "gcjitter cases show: %v\n", err)
-			return exitUsage
+			return &cli.SubcommandError{Name: "gcjitter cases show", Err: cli.Usagef("%v", err)}
 		}
-		stdout.Write(c.Text)
-		return exitOK
+		_, err = stdout.Write(c.Text)
+		return err
 	}
-	fmt.Fprintf(stderr, "gcjitter cases: unknown subcommand %q (want list or show)\n", args[0])
-	return exitUsage
-}
-
-// firstSentence is the description's first sentence on one line.
-func firstSentence(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if i := strings.Index(s, ". "); i >= 0 {
-		s = s[:i+1]
-	}
-	return s
+	return cli.Usagef("unknown subcommand %q (want list or show)", args[0])
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gcjitter/gcjitter/internal/cli"
 	"github.com/gcjitter/gcjitter/internal/testpython"
 	"github.com/gcjitter/gcjitter/results"
 )
@@ -34,8 +35,8 @@ func TestRunDiskFull(t *testing.T) {
 	out := filepath.Join(mnt, "res")
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"run", "-python", py, "-o", out, casePath}, &stdout, &stderr)
-	if code != exitInfra {
-		t.Fatalf("exit %d, want %d\nstderr:\n%s", code, exitInfra, stderr.String())
+	if code != cli.Infra {
+		t.Fatalf("exit %d, want %d\nstderr:\n%s", code, cli.Infra, stderr.String())
 	}
 	msg := stderr.String()
 	if !strings.Contains(msg, "no space left on device") || !strings.Contains(msg, "completed runs are kept in "+out) {
@@ -56,7 +57,7 @@ func TestRunDiskFull(t *testing.T) {
 	}
 	stdout.Reset()
 	stderr.Reset()
-	if code := run(context.Background(), []string{"compare", out, out}, &stdout, &stderr); code != exitOK {
+	if code := run(context.Background(), []string{"compare", out, out}, &stdout, &stderr); code != cli.OK {
 		t.Errorf("compare of the kept runs: exit %d\n%s", code, stderr.String())
 	}
 }

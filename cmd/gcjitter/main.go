@@ -16,17 +16,21 @@
 // Exit codes: 0 success; 1 regression found; 2 bad usage or bad input;
 // 3 infrastructure failure (worker crashed, hung, interpreter missing), with
 // everything already measured kept.
+//
+// Package main only wires: flags to the packages that hold the rules
+// (cases, runner, gate, golden, results, report), their errors to exit
+// codes (exitCode, the one place).
 package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/gcjitter/gcjitter/internal/cli"
 )
 
 func main() {
@@ -35,15 +39,6 @@ func main() {
 	stop()
 	os.Exit(code)
 }
-
-// Exit codes (contract, see DESIGN.md).
-const (
-	exitOK          = 0
-	exitRegression  = 1
-	exitUsage       = 2
-	exitInfra       = 3
-	exitInterrupted = 130
-)
 
 const usage = `usage: gcjitter <command> [flags]
 
@@ -62,51 +57,34 @@ commands:
 Run 'gcjitter <command> -h' for a command's flags.
 `
 
+// A command runs with its arguments and returns an error that exitCode
+// turns into the exit status; nil is success.
+type command func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+
+var commands = map[string]command{
+	"run": cmdRun, "cases": cmdCases, "compare": cmdCompare, "gate": cmdGate, "golden": cmdGolden,
+	"ab": cmdAB, "report": cmdReport, "collect": cmdCollect, "worker": cmdWorker,
+	"version": func(_ context.Context, _ []string, stdout, _ io.Writer) error {
+		fmt.Fprintln(stdout, "gcjitter", cli.Version())
+		return nil
+	},
+}
+
 // run is main without the process: tests call it with buffers.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
-		return exitUsage
+		return cli.Usage
 	}
 	switch args[0] {
-	case "run":
-		return cmdRun(ctx, args[1:], stdout, stderr)
-	case "cases":
-		return cmdCases(args[1:], stdout, stderr)
-	case "compare":
-		return cmdCompare(args[1:], stdout, stderr)
-	case "gate":
-		return cmdGate(ctx, args[1:], stdout, stderr)
-	case "golden":
-		return cmdGolden(ctx, args[1:], stdout, stderr)
-	case "ab":
-		return cmdAB(ctx, args[1:], stdout, stderr)
-	case "report":
-		return cmdReport(args[1:], stdout, stderr)
-	case "collect":
-		return cmdCollect(args[1:], stdout, stderr)
-	case "worker":
-		return cmdWorker(ctx, args[1:], stdout, stderr)
-	case "version":
-		fmt.Fprintln(stdout, "gcjitter", version())
-		return exitOK
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
-		return exitOK
+		return cli.OK
 	}
-	fmt.Fprintf(stderr, "gcjitter: unknown command %q\n%s", args[0], usage)
-	return exitUsage
-}
-
-// parseFlags parses a command's flags; when ok is false the command
-// returns code at once (0 after -h, 2 after a bad flag, which the flag
-// package has already reported).
-func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK, false
-		}
-		return exitUsage, false
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "gcjitter: unknown command %q\n%s", args[0], usage)
+		return cli.Usage
 	}
-	return 0, true
+	return cli.Report(stderr, "gcjitter "+args[0], cmd(ctx, args[1:], stdout, stderr))
 }

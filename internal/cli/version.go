@@ -1,10 +1,10 @@
-package main
+package cli
 
 import "runtime/debug"
 
-// version is the module version, or the VCS revision for a build from a
+// Version is the module version, or the VCS revision for a build from a
 // checkout, so results can name the suite that produced them.
-func version() string {
+func Version() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "unknown"

@@ -1,4 +1,5 @@
-package main
+// Package progress shows runs as they go, on a terminal or in a CI log.
+package progress
 
 import (
 	"fmt"
@@ -9,14 +10,15 @@ import (
 	"time"
 
 	"github.com/gcjitter/gcjitter/results"
+	"github.com/gcjitter/gcjitter/stats"
 )
 
-// newProgress shows runs as they go. On a terminal: a live block with one
+// New shows runs as they go. On a terminal: a live block with one
 // line per variant of the case in progress (runs done, the current step,
 // ETA), redrawn in place, with each finished run printed above it. Elsewhere
 // (CI logs): a line per run start and end, and one every 30 s in between.
-func newProgress(w io.Writer) *progress {
-	p := &progress{w: w, every: 30 * time.Second, now: time.Now}
+func New(w io.Writer) *Progress {
+	p := &Progress{w: w, every: 30 * time.Second, now: time.Now}
 	if f, ok := w.(*os.File); ok && os.Getenv("TERM") != "dumb" {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
 			p.tty, p.every = true, 200*time.Millisecond
@@ -25,7 +27,7 @@ func newProgress(w io.Writer) *progress {
 	return p
 }
 
-type progress struct {
+type Progress struct {
 	w     io.Writer
 	tty   bool
 	every time.Duration
@@ -41,13 +43,13 @@ type progress struct {
 	drawn    int // lines of the live block on screen
 }
 
-func (p *progress) Begin(runs []*results.Run) {
+func (p *Progress) Begin(runs []*results.Run) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.runs = runs
 }
 
-func (p *progress) RunStart(n, total int, r *results.Run) {
+func (p *Progress) RunStart(n, total int, r *results.Run) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.cur, p.curStart, p.step, p.steps, p.last = r, p.now(), 0, 0, p.now()
@@ -58,7 +60,7 @@ func (p *progress) RunStart(n, total int, r *results.Run) {
 	}
 }
 
-func (p *progress) Step(r *results.Run, done, total int) {
+func (p *Progress) Step(r *results.Run, done, total int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.step, p.steps = done, total
@@ -74,13 +76,13 @@ func (p *progress) Step(r *results.Run, done, total int) {
 	}
 }
 
-func (p *progress) RunEnd(n, total int, r *results.Run) {
+func (p *Progress) RunEnd(n, total int, r *results.Run) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clear()
 	status := r.Status
 	if r.Summary != nil {
-		status = fmt.Sprintf("ok, p50 %s, p99 %s, gen2 %d", ms(r.Summary.P50), ms(r.Summary.P99), r.Summary.Collections[2])
+		status = fmt.Sprintf("ok, p50 %s, p99 %s, gen2 %d", stats.MS(r.Summary.P50), stats.MS(r.Summary.P99), r.Summary.Collections[2])
 	} else if r.Reason != "" {
 		status += ": " + r.Reason
 	}
@@ -92,14 +94,14 @@ func (p *progress) RunEnd(n, total int, r *results.Run) {
 }
 
 // clear erases the live block.
-func (p *progress) clear() {
+func (p *Progress) clear() {
 	if p.drawn > 0 {
 		fmt.Fprintf(p.w, "\033[%dF\033[J", p.drawn)
 		p.drawn = 0
 	}
 }
 
-func (p *progress) redraw() {
+func (p *Progress) redraw() {
 	p.clear()
 	lines := p.block(p.now())
 	for _, l := range lines {
@@ -109,7 +111,7 @@ func (p *progress) redraw() {
 }
 
 // block renders one line per variant of the case in progress.
-func (p *progress) block(now time.Time) []string {
+func (p *Progress) block(now time.Time) []string {
 	if p.cur == nil {
 		return nil
 	}
@@ -175,7 +177,7 @@ func (p *progress) block(now time.Time) []string {
 
 // perRun estimates one run's seconds: the average finished run, or the
 // current run's pace so far.
-func (p *progress) perRun(now time.Time) float64 {
+func (p *Progress) perRun(now time.Time) float64 {
 	var secs float64
 	var n int
 	for _, r := range p.runs {
@@ -194,7 +196,7 @@ func (p *progress) perRun(now time.Time) float64 {
 }
 
 // etaAll is the seconds left for the whole invocation.
-func (p *progress) etaAll(now time.Time) float64 {
+func (p *Progress) etaAll(now time.Time) float64 {
 	left := 0
 	for _, r := range p.runs {
 		if r.Status == results.StatusPending {

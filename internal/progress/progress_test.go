@@ -1,4 +1,4 @@
-package main
+package progress
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ func TestProgressBlockHasALinePerVariant(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	now := t0
 	var out bytes.Buffer
-	p := &progress{w: &out, tty: true, now: func() time.Time { return now }}
+	p := &Progress{w: &out, tty: true, now: func() time.Time { return now }}
 	p.Begin(runs)
 	p.RunStart(2, 5, runs[2])
 	now = t0.Add(4 * time.Second)
@@ -41,7 +41,7 @@ func TestProgressBlockHasALinePerVariant(t *testing.T) {
 
 func TestProgressPlainLinesOffATerminal(t *testing.T) {
 	var out bytes.Buffer
-	p := newProgress(&out)
+	p := New(&out)
 	if p.tty {
 		t.Fatal("a buffer is not a terminal")
 	}

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/gcjitter/gcjitter/gate"
+	"github.com/gcjitter/gcjitter/internal/cli"
+	"github.com/gcjitter/gcjitter/report"
+	"github.com/gcjitter/gcjitter/results"
+	"github.com/gcjitter/gcjitter/runner"
+	"github.com/gcjitter/gcjitter/stats"
+)
+
+func cmdAB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, f := measuringFlags("gcjitter ab", stderr)
+	a := fs.String("a", "", "environment A (the baseline): python=PATH,env.NAME=VALUE,...")
+	b := fs.String("b", "", "environment B (the candidate), same form")
+	format := measuringFormat(fs)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `usage: gcjitter ab -a SPEC -b SPEC [flags] case ...
+
+Runs each case in two environments, interleaved on this host, and compares B
+against A. SPEC: python=PATH,env.NAME=VALUE,... (e.g. the interpreters of two
+virtualenvs, before and after a torch upgrade). Exit 1 when B regresses.
+
+`)
+		fs.PrintDefaults()
+	}
+	if done, err := cli.ParseFlags(fs, args); done {
+		return err
+	}
+	switch {
+	case fs.NArg() == 0:
+		return cli.Usagef("name at least one case")
+	}
+	var specs [2]gate.Spec
+	for i, s := range []string{*a, *b} {
+		spec, err := gate.ParseSpec(s)
+		if err != nil {
+			return cli.Usagef("-%c: %v", "ab"[i], err)
+		}
+		if s == "" {
+			// A side left out would run an A/A test and pass: never what
+			// was meant (an A/A check names the same spec twice).
+			return cli.Usagef("-%c missing: give both sides, -a SPEC and -b SPEC (e.g. -a python=/old/bin/python3 -b python=/new/bin/python3)", "ab"[i])
+		}
+		if spec.Python != "" {
+			if spec.Python, _, err = runner.ChoosePython(ctx, spec.Python, "", true); err != nil {
+				return cli.InfraError(fmt.Errorf("environment %c: %w", "AB"[i], err))
+			}
+		}
+		specs[i] = spec
+	}
+	cs, err := f.loadCases(fs.Args())
+	if err != nil {
+		return err
+	}
+	gate.ABCases(cs, specs)
+	m, outDir, runErr := f.launch(stderr).Run(ctx, cs)
+	if m == nil || errors.Is(runErr, runner.ErrInterrupted) {
+		return launchError(runErr)
+	}
+	d, err := results.Load(outDir, stats.SpikeRule{})
+	if err != nil {
+		return cli.InfraError(err)
+	}
+	sides := gate.SplitAB(d, specs)
+	cmp := results.Compare(sides[0], sides[1], results.CompareOptions{Primary: gate.Primary(cs)})
+	out := humanOut(*format, stdout, stderr)
+	report.TextColor(out, cmp, report.ColorFor(out))
+	doc := &report.Doc{Kind: "ab", Title: "gcjitter ab: B against A", Generated: time.Now(), Comparison: cmp, Manifest: m}
+	if steps, err := results.LoadSteps(outDir); err == nil {
+		doc.Steps = gate.ABSteps(steps)
+	}
+	if _, err := report.WriteFiles(outDir, "ab", doc, "text", "markdown", "json", "junit", "html"); err != nil {
+		return cli.InfraError(err)
+	}
+	if err := printFormat(stdout, *format, doc); err != nil {
+		return cli.InfraError(err)
+	}
+	switch {
+	case runErr != nil:
+		return launchError(runErr)
+	case cmp.Regressed():
+		return cli.Silent(cli.Regression)
+	}
+	return nil
+}

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/gcjitter/gcjitter/golden"
+	"github.com/gcjitter/gcjitter/internal/cli"
+	"github.com/gcjitter/gcjitter/report"
+	"github.com/gcjitter/gcjitter/results"
+	"github.com/gcjitter/gcjitter/runner"
+)
+
+var goldenCommands = map[string]command{"update": goldenUpdate, "show": goldenShow, "diff": goldenDiff}
+
+func cmdGolden(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	const usage = "usage: gcjitter golden update|show|diff ... (gcjitter golden SUBCOMMAND -h for its flags)"
+	switch {
+	case len(args) == 0:
+		fmt.Fprintln(stderr, usage)
+		return cli.Silent(cli.Usage)
+	case args[0] == "-h" || args[0] == "-help" || args[0] == "--help":
+		fmt.Fprintln(stderr, usage)
+		return nil
+	}
+	cmd, ok := goldenCommands[args[0]]
+	if !ok {
+		return cli.Usagef("unknown subcommand %q (want update, show or diff)", args[0])
+	}
+	if err := cmd(ctx, args[1:], stdout, stderr); err != nil {
+		return &cli.SubcommandError{Name: "gcjitter golden " + args[0], Err: err}
+	}
+	return nil
+}
+
+func goldenUpdate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, f := measuringFlags("gcjitter golden update", stderr)
+	dir := fs.String("golden", "golden", "baselines directory")
+	from := fs.String("from", "", "make the baselines from this results directory instead of running")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `usage: gcjitter golden update [flags] [case ...]
+
+Runs the cases (default: the quick suite) on this host, or reads -from a
+results directory, and writes golden/<host-class>/<case>.json, printing what
+changed against the baseline it replaces.
+
+`)
+		fs.PrintDefaults()
+	}
+	if done, err := cli.ParseFlags(fs, args); done {
+		return err
+	}
+	class, err := golden.HostClass(f.hostClass, runner.ProbeHost(ctx))
+	if err != nil {
+		return cli.Usagef("%v", err)
+	}
+	f.hostClass = class
+	m, resDir, names, err := baselineRuns(ctx, f, *from, fs.Args(), stderr)
+	if err != nil {
+		return err
+	}
+	return golden.Update(stdout, *dir, class, m, resDir, names)
+}
+
+// baselineRuns are the runs a baseline is made from: a results directory
+// given by -from, or the cases run now (every run must complete).
+func baselineRuns(ctx context.Context, f *commonFlags, from string, args []string, stderr io.Writer) (*results.Manifest, string, []string, error) {
+	if from != "" {
+		m, err := results.ReadManifest(from)
+		if err != nil {
+			return nil, "", nil, cli.Usagef("%v", err)
+		}
+		names := args
+		if len(names) == 0 {
+			for _, c := range m.Cases {
+				names = append(names, c.Name)
+			}
+		}
+		return m, from, names, nil
+	}
+	cs, err := f.loadCases(args)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	m, dir, err := f.launch(stderr).Run(ctx, cs)
+	if m == nil || err != nil {
+		fmt.Fprintln(stderr, "gcjitter golden update: not every run completed; no baseline written")
+		return nil, "", nil, launchError(err)
+	}
+	var names []string
+	for _, c := range cs {
+		names = append(names, c.Name)
+	}
+	return m, dir, names, nil
+}
+
+func goldenShow(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("gcjitter golden show", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("golden", "golden", "baselines directory")
+	hc := fs.String("host-class", "", "host class (default: $GCJITTER_HOST_CLASS, or derived from this host)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: gcjitter golden show [-golden DIR] [-host-class C] CASE|FILE")
+		fs.PrintDefaults()
+	}
+	if done, err := cli.ParseFlags(fs, args); done {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return cli.Silent(cli.Usage)
+	}
+	path := fs.Arg(0)
+	if !strings.HasSuffix(path, ".json") {
+		class, err := golden.HostClass(*hc, runner.ProbeHost(ctx))
+		if err != nil {
+			return cli.Usagef("%v", err)
+		}
+		path = golden.Path(*dir, class, path)
+	}
+	g, err := golden.Read(path)
+	if err != nil {
+		return cli.Usagef("%v", err)
+	}
+	golden.Show(stdout, path, g)
+	return nil
+}
+
+func goldenDiff(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		fmt.Fprintln(stderr, "usage: gcjitter golden diff OLD.json NEW.json")
+		return nil
+	}
+	if len(args) != 2 {
+		fmt.Fprintln(stderr, "usage: gcjitter golden diff OLD.json NEW.json")
+		return cli.Silent(cli.Usage)
+	}
+	var gs [2]*golden.Golden
+	for i, p := range args {
+		g, err := golden.Read(p)
+		if err != nil {
+			return cli.Usagef("%v", err)
+		}
+		gs[i] = g
+	}
+	if same, err := sameFiles(args[0], args[1]); err == nil && same {
+		fmt.Fprintf(stdout, "%s and %s are identical\n", args[0], args[1])
+		return nil
+	}
+	for _, line := range golden.Changes(gs[0], gs[1]) {
+		fmt.Fprintln(stdout, line)
+	}
+	c := results.Compare(gs[0].Data(args[0]), gs[1].Data(args[1]), results.CompareOptions{})
+	fmt.Fprintln(stdout)
+	report.TextColor(stdout, c, report.ColorFor(stdout))
+	return nil
+}

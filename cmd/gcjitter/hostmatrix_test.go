@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/gcjitter/gcjitter/internal/testpython"
+)
+
+// Environment keys of the host-speed matrix (make matrix).
+const (
+	matrixRepsEnv   = "GCJITTER_MATRIX_REPS"   // repetitions per cell; unset: one cell in make test
+	matrixScalesEnv = "GCJITTER_MATRIX_SCALES" // compute scales, e.g. 0.5,1,2
+	matrixCasesEnv  = "GCJITTER_MATRIX_CASES"  // cases to run (default: the quick suite)
+)
+
+// TestHostSpeedMatrix runs the quick suite's expectations on this host made
+// slower and faster (the workload's compute scaled) and busier (a process
+// burning a CPU beside the runs): a signature that holds only at one host
+// speed measures the host, not the jitter. By default it runs one hard
+// cell, the two periodic-spike cases at twice the compute with a burner;
+// make matrix runs every cell GCJITTER_MATRIX_REPS times and prints the
+// table that docs/suite.md quotes.
+func TestHostSpeedMatrix(t *testing.T) {
+	py := testpython.Torch(t)
+	reps, scales, burners := 1, []string{"2"}, []bool{true}
+	caseArgs := []string{"ascend-gpt-periodic-gc", "device-bound-periodic-gc"}
+	if s := os.Getenv(matrixRepsEnv); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			t.Fatalf("%s=%q: want a count >= 1", matrixRepsEnv, s)
+		}
+		reps, scales, burners, caseArgs = n, []string{"0.5", "1", "2"}, []bool{false, true}, nil
+	}
+	if s := os.Getenv(matrixScalesEnv); s != "" {
+		scales = strings.Split(s, ",")
+	}
+	if s := os.Getenv(matrixCasesEnv); s != "" {
+		caseArgs = strings.Fields(s)
+	}
+	checkLine := regexp.MustCompile(`(?m)^  (\S+ \S+ .*): (ok|FAILED) \(`)
+	var table strings.Builder
+	fmt.Fprintf(&table, "compute  burner  held  expectations failed (count)\n")
+	for _, scale := range scales {
+		for _, burn := range burners {
+			held := 0
+			failed := map[string]int{}
+			for rep := range reps {
+				if burn {
+					startBurner(t)
+				}
+				var stdout, stderr bytes.Buffer
+				args := append([]string{"run", "-python", py, "-reduced", "-runs", "1", "-check",
+					"-compute-scale", scale, "-seed", strconv.Itoa(rep + 1), "-o", filepath.Join(t.TempDir(), "out")}, caseArgs...)
+				code := run(context.Background(), args, &stdout, &stderr)
+				if burn {
+					stopBurners(t)
+				}
+				ok := code == 0
+				for _, m := range checkLine.FindAllStringSubmatch(stdout.String(), -1) {
+					if m[2] == "FAILED" {
+						failed[m[1]]++
+						ok = false
+					}
+				}
+				if ok {
+					held++
+				} else if code != 1 || len(failed) == 0 {
+					t.Errorf("compute x%s burner %v rep %d: exit %d\n%s\n%s", scale, burn, rep+1, code, stdout.String(), stderr.String())
+				}
+			}
+			var why []string
+			for k, n := range failed {
+				why = append(why, fmt.Sprintf("%s (%d)", k, n))
+			}
+			fmt.Fprintf(&table, "x%-6s  %-6v  %d/%d  %s\n", scale, burn, held, reps, strings.Join(why, "; "))
+			if held != reps {
+				t.Errorf("compute x%s, burner %v: expectations held in %d of %d repetitions: %s", scale, burn, held, reps, strings.Join(why, "; "))
+			}
+		}
+	}
+	t.Logf("host-speed matrix (%s):\n%s", strings.Join(caseArgs, " "), table.String())
+}
+
+var burners []*exec.Cmd
+
+// startBurner starts a process that spins on one CPU beside the runs, as a
+// noisy neighbour on a shared CI host would; the test's end stops it if a
+// failure does not.
+func startBurner(t *testing.T) {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", "while :; do :; done")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting the CPU burner: %v", err)
+	}
+	burners = append(burners, cmd)
+	t.Cleanup(func() { stopBurners(t) })
+}
+
+func stopBurners(t *testing.T) {
+	for _, cmd := range burners {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	}
+	burners = nil
+}

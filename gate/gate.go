@@ -1,0 +1,374 @@
+// Package gate holds the rules of gcjitter's gate: planning a gate from
+// baselines before anything runs (every baseline read and validated, the
+// sizes to run, the device kind), and judging what ran (the GC-schedule
+// layer exactly, the timing layer statistically, the unknown policy, an
+// environment change). The command only wires flags to it.
+package gate
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gcjitter/gcjitter/cases"
+	"github.com/gcjitter/gcjitter/golden"
+	"github.com/gcjitter/gcjitter/internal/atomicfile"
+	"github.com/gcjitter/gcjitter/report"
+	"github.com/gcjitter/gcjitter/results"
+	"github.com/gcjitter/gcjitter/stats"
+)
+
+// Options say where the baselines are and what the user fixed by flags.
+type Options struct {
+	Dir, Class string       // baselines directory and host class
+	Host       results.Host // this host, for the device kind
+	// Flags that override a baseline's size: a positive Runs or Steps, a
+	// Warmup >= 0. Otherwise the gate runs what the baseline measured.
+	Runs, Steps, Warmup int
+}
+
+// Plan is a gate ready to run: every case with its baseline.
+type Plan struct {
+	Options
+	Cases   []*cases.Case
+	Goldens map[string]*golden.Golden
+	Paths   map[string]string
+}
+
+// MissingError lists the cases without a baseline on the host class: bad
+// input, with the cases to make baselines for (as given, by index).
+type MissingError struct {
+	Class   string
+	Missing []int // indices into the cases given
+	Lines   []string
+}
+
+func (e *MissingError) Error() string { return strings.Join(e.Lines, "\n") }
+
+// PlanError is a baseline that cannot be gated against as it is (bad
+// input, exit 2): unreadable, moved, of another device kind.
+type PlanError struct{ Msg string }
+
+func (e *PlanError) Error() string { return e.Msg }
+
+// New reads and validates every case's baseline before anything runs and
+// sets each case's size to its baseline's unless a flag fixed it.
+func New(cs []*cases.Case, opt Options) (*Plan, error) {
+	p := &Plan{Options: opt, Cases: cs, Goldens: map[string]*golden.Golden{}, Paths: map[string]string{}}
+	missing := &MissingError{Class: opt.Class}
+	for i, c := range cs {
+		path := golden.Path(opt.Dir, opt.Class, c.Name)
+		g, err := golden.Read(path)
+		if errors.Is(err, golden.ErrMissing) {
+			missing.Missing = append(missing.Missing, i)
+			missing.Lines = append(missing.Lines, fmt.Sprintf("no baseline for case %s on host class %s (%s)", c.Name, opt.Class, path))
+			continue
+		}
+		if err != nil {
+			return nil, &PlanError{err.Error()}
+		}
+		if g.Case != c.Name || g.HostClass != opt.Class {
+			return nil, &PlanError{fmt.Sprintf("%s holds case %s of host class %s, not %s of %s; it was moved or renamed: update it", path, g.Case, g.HostClass, c.Name, opt.Class)}
+		}
+		if kind, why := DeviceKind(c, opt.Host); kind != "" && kind != g.Env.Device {
+			return nil, &PlanError{fmt.Sprintf("%s was made on %s (%s), but case %s would run on %s here (%s); nothing was run. Compare a host only with baselines of its own device kind: gate against this host's baselines (-host-class), or run on %s with -device %s where there is one",
+				path, g.Env.Device, g.Env.DevName, c.Name, kind, why, g.Env.Device, g.Env.Device)}
+		}
+		p.Goldens[c.Name], p.Paths[c.Name] = g, path
+		if opt.Steps <= 0 {
+			c.Steps = g.Size.Steps
+		}
+		if opt.Warmup < 0 {
+			c.Warmup = g.Size.Warmup
+		}
+		if opt.Runs <= 0 {
+			c.Runs = g.Size.Runs
+		}
+	}
+	if len(missing.Missing) > 0 {
+		last := len(missing.Lines) - 1
+		missing.Lines[last] += map[bool]string{true: "; create it on this host with:", false: "; create them on this host with:"}[len(missing.Missing) == 1]
+		return nil, missing
+	}
+	return p, nil
+}
+
+// DeviceKind is the device kind a case's workers will run on, known before
+// any run, and why; "" when only the runs can tell. An explicit device is
+// its kind. auto is cpu where the worker does not import torch or the host
+// has no CUDA or NPU device; on a host with one it depends on the
+// interpreter's torch build (a CPU-only torch falls back to cpu), which the
+// check after the runs settles.
+func DeviceKind(c *cases.Case, h results.Host) (kind, why string) {
+	d := c.Workload.Device
+	if d != "auto" && d != "" {
+		kind, _, _ := strings.Cut(d, ":")
+		return kind, "device " + d
+	}
+	if !c.NeedsTorch() {
+		return "cpu", "device auto with model none, which runs without torch"
+	}
+	if len(h.GPUs) > 0 {
+		return "", ""
+	}
+	for _, dev := range []string{"/dev/nvidiactl", "/dev/nvidia0", "/dev/davinci0", "/dev/davinci_manager"} {
+		if _, err := os.Stat(dev); err == nil {
+			return "", ""
+		}
+	}
+	return "cpu", "device auto on a host without a CUDA or NPU device"
+}
+
+// Primary are the metrics each case tests (its gate.primary; cases that
+// name none are left to stats.DefaultPrimary), for comparisons whose sides
+// carry no manifest (baselines, the split sides of an A/B run).
+func Primary(cs []*cases.Case) map[string][]string {
+	out := map[string][]string{}
+	for _, c := range cs {
+		if len(c.Gate.Primary) > 0 {
+			out[c.Name] = c.Gate.Primary
+		}
+	}
+	return out
+}
+
+// Policy is how a judged gate fails.
+type Policy struct {
+	// Timing: "gate" (a timing regression fails) or "report" (shown, never
+	// fails: for noisy shared hosts).
+	Timing string
+	// UnknownFails makes an unknown verdict fail instead of passing with a
+	// warning.
+	UnknownFails bool
+	// Check also evaluates the cases' expect: assertions.
+	Check bool
+}
+
+// Outcome is a judged gate.
+type Outcome struct {
+	Plan       *Plan
+	Policy     Policy
+	Manifest   *results.Manifest
+	Schedules  []*golden.Result
+	Comparison *results.Comparison
+	// ExpectText is the expectations' output (Policy.Check), ExpectOK
+	// whether they all held.
+	ExpectText string
+	ExpectOK   bool
+	Unknowns   int
+	// Failed: the gate fails (exit 1), for the reasons in Why.
+	Failed bool
+	Why    []string
+}
+
+// Judge checks the completed runs of m (in dir) against the plan's
+// baselines: the schedule layer per case, then the timing layer over all.
+func (p *Plan) Judge(m *results.Manifest, dir string, pol Policy) (*Outcome, error) {
+	o := &Outcome{Plan: p, Policy: pol, Manifest: m, ExpectOK: true}
+	if pol.Check {
+		var b bytes.Buffer
+		o.ExpectOK = CheckExpectations(&b, p.Cases, m)
+		o.ExpectText = b.String()
+		if !o.ExpectOK {
+			o.fail("an expectation failed")
+		}
+	}
+	old := results.NewData(filepath.Join(p.Dir, p.Class))
+	for _, c := range p.Cases {
+		g, path := p.Goldens[c.Name], p.Paths[c.Name]
+		res, err := golden.Check(g, path, m)
+		if err != nil {
+			return nil, err
+		}
+		o.Schedules = append(o.Schedules, res)
+		if res.ScheduleFailed() {
+			o.fail(fmt.Sprintf("the GC schedule of %s changed in the same environment", c.Name))
+		}
+		old.Merge(g.Data(path))
+	}
+	newData, err := results.Load(dir, stats.SpikeRule{})
+	if err != nil {
+		return nil, fmt.Errorf("reading the new results: %w", err)
+	}
+	o.Comparison = results.Compare(old, newData, results.CompareOptions{Primary: Primary(p.Cases)})
+	leaveCountsToSchedules(o.Comparison, p.Cases, o.Schedules)
+	o.settle()
+	return o, nil
+}
+
+// settle applies the policy to the timing layer's verdicts.
+func (o *Outcome) settle() {
+	for _, r := range o.Comparison.Rows {
+		if r.Verdict == stats.Unknown {
+			o.Unknowns++
+		}
+	}
+	if o.Comparison.Regressed() && o.Policy.Timing != "report" {
+		o.fail("a timing metric regressed")
+	}
+	if o.Unknowns > 0 && o.Policy.UnknownFails {
+		o.fail(fmt.Sprintf("%d metrics are unknown (-unknown fail)", o.Unknowns))
+	}
+}
+
+func (o *Outcome) fail(why string) {
+	o.Failed = true
+	o.Why = append(o.Why, why)
+}
+
+// Warnings are what the user should read even when the gate passes.
+func (o *Outcome) Warnings() []string {
+	if o.Unknowns > 0 && !o.Policy.UnknownFails {
+		return []string{fmt.Sprintf("%d metrics are unknown (counted as pass; -unknown=fail to fail on them)", o.Unknowns)}
+	}
+	return nil
+}
+
+// WriteText writes the gate's verdicts as people read them: the
+// expectations, each case's schedule layer, then the timing layer.
+func (o *Outcome) WriteText(w io.Writer, color bool) {
+	io.WriteString(w, o.ExpectText)
+	fmt.Fprintf(w, "\ngate: host class %s, baselines in %s\n", o.Plan.Class, o.Plan.Dir)
+	for _, res := range o.Schedules {
+		fmt.Fprintf(w, "\n%s", res.Text())
+	}
+	fmt.Fprintf(w, "\ntiming layer (%s):\n", map[bool]string{false: "gated", true: "reported only"}[o.Policy.Timing == "report"])
+	report.TextColor(w, o.Comparison, color)
+}
+
+// Doc is the gate's report document, with the new runs' steps and the
+// baselines' tails (from their quantile sketches: baselines keep no steps).
+func (o *Outcome) Doc(dir string) (*report.Doc, error) {
+	d := &report.Doc{Kind: "gate", Title: "gcjitter gate: host class " + o.Plan.Class, Generated: time.Now(),
+		Comparison: o.Comparison, Schedules: o.Schedules, Manifest: o.Manifest}
+	if err := report.AttachSteps(d, "", dir); err != nil {
+		return nil, err
+	}
+	for _, c := range o.Plan.Cases {
+		for _, v := range o.Plan.Goldens[c.Name].Variants {
+			if v.Quantiles == nil {
+				continue
+			}
+			bench := results.BenchName(c.Name, v.Name)
+			pair := d.Steps[bench]
+			if pair[0] == nil {
+				pair[0] = &results.Steps{Sketch: v.Quantiles}
+				d.Steps[bench] = pair
+			}
+		}
+	}
+	return d, nil
+}
+
+// ReportFormats are the files a gate leaves in its results directory
+// (gate.txt besides): what CI systems pick up.
+var ReportFormats = []string{"markdown", "json", "junit", "html"}
+
+// WriteReports writes gate.txt (never coloured) and the report files into
+// dir, and returns the document.
+func (o *Outcome) WriteReports(dir string) (*report.Doc, error) {
+	var text bytes.Buffer
+	o.WriteText(&text, false)
+	if err := atomicfile.Write(filepath.Join(dir, "gate.txt"), text.Bytes(), 0o644); err != nil {
+		return nil, err
+	}
+	d, err := o.Doc(dir)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := report.WriteFiles(dir, "gate", d, ReportFormats...); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// leaveCountsToSchedules drops the collection-count rows of the cases whose
+// environment changed: the schedule layer judges counts exactly, and after
+// an upgrade a changed count is the upgrade's effect, reported there, not a
+// regression. Timing rows stay: an upgrade that makes p99 worse must fail.
+func leaveCountsToSchedules(cmp *results.Comparison, cs []*cases.Case, schedules []*golden.Result) {
+	changed := map[string]bool{}
+	for _, s := range schedules {
+		if len(s.EnvChanges) > 0 {
+			changed[s.Golden.Case] = true
+		}
+	}
+	var dropped []string
+	for _, c := range cs {
+		if !changed[c.Name] {
+			continue
+		}
+		n := len(cmp.Rows)
+		cmp.Rows = slices.DeleteFunc(cmp.Rows, func(r *stats.Row) bool {
+			return strings.HasPrefix(r.Bench, results.BenchName(c.Name, "")) && strings.HasSuffix(r.Metric, "-collections")
+		})
+		if len(cmp.Rows) < n {
+			dropped = append(dropped, c.Name)
+		}
+	}
+	if len(dropped) > 0 {
+		cmp.Notes = append(cmp.Notes, fmt.Sprintf("collection counts of %s are left to the GC-schedule layer: the environment changed, so a changed count is the upgrade's effect (shown above), not a regression", strings.Join(dropped, ", ")))
+	}
+}
+
+// CheckExpectations evaluates every case's expect: list on the runs of m
+// that completed and prints one line each; false when one failed.
+func CheckExpectations(w io.Writer, cs []*cases.Case, m *results.Manifest) bool {
+	ok := true
+	for _, c := range cs {
+		if len(c.Expect) == 0 {
+			continue
+		}
+		runs := map[string][]stats.RunSummary{}
+		device := ""
+		for _, r := range m.Runs {
+			if r.Case != c.Name || r.Summary == nil {
+				continue
+			}
+			runs[r.Variant] = append(runs[r.Variant], *r.Summary)
+			if device == "" && r.Meta != nil {
+				device = r.Meta.Device
+			}
+		}
+		fmt.Fprintf(w, "\ncheck %s (on %s):\n", c.Name, device)
+		for _, o := range c.Check(runs, device) {
+			fmt.Fprintf(w, "  %s\n", o.Text)
+			ok = ok && o.OK
+		}
+	}
+	return ok
+}
+
+// UpdateCommand is the golden update command that makes missing baselines
+// the way a gate would have run them: flags are the gate's own that shaped
+// the runs (name and value; a boolean's value "true"), args the cases as
+// given. It works as printed (shell-quoted).
+func UpdateCommand(dir, class string, flags [][2]string, args []string) string {
+	cmd := []string{"gcjitter", "golden", "update", "-golden", dir, "-host-class", class}
+	for _, f := range flags {
+		if f[1] == "true" {
+			cmd = append(cmd, "-"+f[0])
+		} else {
+			cmd = append(cmd, "-"+f[0], f[1])
+		}
+	}
+	cmd = append(cmd, args...)
+	for i, a := range cmd {
+		cmd[i] = shellQuote(a)
+	}
+	return strings.Join(cmd, " ")
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,244 @@
+package gate
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gcjitter/gcjitter/cases"
+	"github.com/gcjitter/gcjitter/golden"
+	"github.com/gcjitter/gcjitter/results"
+	"github.com/gcjitter/gcjitter/stats"
+)
+
+// The fixture is a real results directory (testdata/results, made by
+// gcjitter run testdata/fixture.yaml with torch): two variants, two runs
+// of 40 steps each. The gate's rules are tested on it without torch.
+const fixtureDir = "testdata/results"
+
+func fixtureCase(t *testing.T) *cases.Case {
+	t.Helper()
+	c, err := cases.Load("testdata/fixture.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func fixtureManifest(t *testing.T) *results.Manifest {
+	t.Helper()
+	m, err := results.ReadManifest(fixtureDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// baseline writes the fixture's own baseline for class into a fresh
+// directory, after edit, and returns the directory.
+func baseline(t *testing.T, class string, edit func(*golden.Golden)) string {
+	t.Helper()
+	g, err := golden.FromResults(fixtureManifest(t), fixtureDir, "fixture", class)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(g)
+	}
+	dir := t.TempDir()
+	if _, err := g.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func plan(t *testing.T, dir string, c *cases.Case) *Plan {
+	t.Helper()
+	p, err := New([]*cases.Case{c}, Options{Dir: dir, Class: "test-cpu", Warmup: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestNewRunsWhatTheBaselineMeasured(t *testing.T) {
+	dir := baseline(t, "test-cpu", nil)
+	c := fixtureCase(t)
+	c.Steps, c.Warmup, c.Runs = 999, 99, 9
+	plan(t, dir, c)
+	if c.Steps != 40 || c.Warmup != 2 || c.Runs != 2 {
+		t.Errorf("size %d+%d x %d, want the baseline's 40+2 x 2", c.Steps, c.Warmup, c.Runs)
+	}
+	// A size fixed by a flag stays (golden.Check refuses it after the runs
+	// if the schedules cannot be compared).
+	c = fixtureCase(t)
+	c.Runs = 7
+	if _, err := New([]*cases.Case{c}, Options{Dir: dir, Class: "test-cpu", Runs: 7, Warmup: -1}); err != nil || c.Runs != 7 {
+		t.Errorf("runs %d (err %v), want the flag's 7", c.Runs, err)
+	}
+}
+
+func TestNewRefusesBeforeAnythingRuns(t *testing.T) {
+	dir := baseline(t, "test-cpu", nil)
+	other := fixtureCase(t)
+	other.Name = "other"
+	_, err := New([]*cases.Case{fixtureCase(t), other}, Options{Dir: dir, Class: "test-cpu", Warmup: -1})
+	var missing *MissingError
+	if !errors.As(err, &missing) || !slices.Equal(missing.Missing, []int{1}) {
+		t.Fatalf("got %v, want the second case missing", err)
+	}
+	if !strings.Contains(err.Error(), "no baseline for case other on host class test-cpu") {
+		t.Errorf("message %q does not name the case and class", err)
+	}
+
+	// A baseline of another device kind: refused, naming both kinds.
+	cuda := baseline(t, "test-cpu", func(g *golden.Golden) { g.Env.Device = "cuda" })
+	_, err = New([]*cases.Case{fixtureCase(t)}, Options{Dir: cuda, Class: "test-cpu", Warmup: -1})
+	var pe *PlanError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "was made on cuda") || !strings.Contains(err.Error(), "nothing was run") {
+		t.Errorf("got %v, want a device-kind refusal", err)
+	}
+
+	// A baseline moved to another case's name.
+	moved := baseline(t, "test-cpu", nil)
+	if err := os.Rename(filepath.Join(moved, "test-cpu", "fixture.json"), filepath.Join(moved, "test-cpu", "other.json")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err = New([]*cases.Case{other}, Options{Dir: moved, Class: "test-cpu", Warmup: -1}); !errors.As(err, &pe) || !strings.Contains(err.Error(), "moved or renamed") {
+		t.Errorf("got %v, want a moved-baseline refusal", err)
+	}
+}
+
+func TestDeviceKind(t *testing.T) {
+	c := fixtureCase(t)
+	c.Workload.Device = "cuda:1"
+	if k, _ := DeviceKind(c, results.Host{}); k != "cuda" {
+		t.Errorf("explicit cuda:1: kind %q", k)
+	}
+	c.Workload.Device, c.Workload.Model = "auto", "none"
+	if k, _ := DeviceKind(c, results.Host{GPUs: []string{"H200"}}); k != "cpu" {
+		t.Errorf("model none: kind %q, want cpu (it runs without torch)", k)
+	}
+	c.Ranks = 2 // torch.distributed: the device follows torch's build
+	if k, _ := DeviceKind(c, results.Host{GPUs: []string{"H200"}}); k != "" {
+		t.Errorf("model none, 2 ranks, on a GPU host: kind %q, want unknown before the runs", k)
+	}
+}
+
+func TestJudgeSameRunsPass(t *testing.T) {
+	p := plan(t, baseline(t, "test-cpu", nil), fixtureCase(t))
+	o, err := p.Judge(fixtureManifest(t), fixtureDir, Policy{Timing: "gate"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Failed || len(o.Schedules) != 1 || len(o.Schedules[0].Schedule) != 0 {
+		t.Errorf("failed %v (%v), schedule diffs %v", o.Failed, o.Why, o.Schedules[0].Schedule)
+	}
+	if slices.ContainsFunc(o.Comparison.Rows, func(r *stats.Row) bool { return r.Verdict == stats.Regressed }) {
+		t.Errorf("runs judged against themselves regressed")
+	}
+}
+
+func TestJudgeScheduleChangeFailsInTheSameEnvironment(t *testing.T) {
+	bumped := func(g *golden.Golden) { g.Variants[0].Schedule.Collections[0]++ }
+	p := plan(t, baseline(t, "test-cpu", bumped), fixtureCase(t))
+	o, err := p.Judge(fixtureManifest(t), fixtureDir, Policy{Timing: "report"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.Failed || !strings.Contains(strings.Join(o.Why, "; "), "GC schedule of fixture changed") {
+		t.Errorf("failed %v, why %v: want a schedule failure", o.Failed, o.Why)
+	}
+
+	// The same count change with another torch in the baseline: the
+	// upgrade's effect, reported by the schedule layer; the timing layer
+	// leaves the counts alone.
+	upgraded := func(g *golden.Golden) {
+		bumped(g)
+		g.Env.Torch = "2.4.0"
+		for _, r := range g.Variants[0].Runs {
+			r["gen0-collections"] *= 2
+		}
+	}
+	p = plan(t, baseline(t, "test-cpu", upgraded), fixtureCase(t))
+	o, err = p.Judge(fixtureManifest(t), fixtureDir, Policy{Timing: "gate"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Schedules[0].EnvChanges) == 0 || len(o.Schedules[0].Schedule) == 0 {
+		t.Fatalf("env changes %v, schedule diffs %v", o.Schedules[0].EnvChanges, o.Schedules[0].Schedule)
+	}
+	if o.Failed {
+		t.Errorf("an upgrade's schedule change failed the gate: %v", o.Why)
+	}
+	if slices.ContainsFunc(o.Comparison.Rows, func(r *stats.Row) bool { return strings.HasSuffix(r.Metric, "-collections") }) {
+		t.Errorf("collection counts still judged by the timing layer after an environment change")
+	}
+}
+
+func TestSettleAppliesThePolicy(t *testing.T) {
+	rows := func(vs ...stats.Verdict) *results.Comparison {
+		c := &results.Comparison{}
+		for _, v := range vs {
+			c.Rows = append(c.Rows, &stats.Row{Verdict: v})
+		}
+		return c
+	}
+	for _, tc := range []struct {
+		name   string
+		cmp    *results.Comparison
+		pol    Policy
+		failed bool
+	}{
+		{"regressed, gated", rows(stats.Same, stats.Regressed), Policy{Timing: "gate"}, true},
+		{"regressed, reported only", rows(stats.Regressed), Policy{Timing: "report"}, false},
+		{"unknown passes by default", rows(stats.Unknown), Policy{Timing: "gate"}, false},
+		{"unknown fails when asked", rows(stats.Unknown), Policy{Timing: "gate", UnknownFails: true}, true},
+		{"improved passes", rows(stats.Improved), Policy{Timing: "gate"}, false},
+	} {
+		o := &Outcome{Comparison: tc.cmp, Policy: tc.pol}
+		o.settle()
+		if o.Failed != tc.failed {
+			t.Errorf("%s: failed %v, want %v (%v)", tc.name, o.Failed, tc.failed, o.Why)
+		}
+	}
+}
+
+func TestUpdateCommandQuotes(t *testing.T) {
+	got := UpdateCommand("g", "ci-cpu", [][2]string{{"python", "/opt/my python/bin/python3"}, {"reduced", "true"}, {"steps", "30"}}, []string{"my case.yaml"})
+	want := `gcjitter golden update -golden g -host-class ci-cpu -python '/opt/my python/bin/python3' -reduced -steps 30 'my case.yaml'`
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+// TestPlanPowerRefusesAGateThatCannotFail: the runs a gate plans against
+// its baseline must be able to detect a doubling of the typical step;
+// otherwise it is refused before anything runs, naming the size that can.
+func TestPlanPowerRefusesAGateThatCannotFail(t *testing.T) {
+	spread := func(lo, hi float64) func(*golden.Golden) {
+		return func(g *golden.Golden) {
+			for _, v := range g.Variants {
+				v.Runs[0]["p50"], v.Runs[1]["p50"] = lo*v.Runs[0]["p50"], hi*v.Runs[0]["p50"]
+			}
+		}
+	}
+	// Baseline runs a factor of 2.5 apart: two new runs cannot tell a
+	// doubling from noise.
+	c := fixtureCase(t)
+	p := plan(t, baseline(t, "test-cpu", spread(1, 2.5)), c)
+	pw := p.PlanPower()
+	var pe *PlanError
+	if !errors.As(pw.Refused, &pe) || !strings.Contains(pe.Msg, "p50") || !strings.Contains(pe.Msg, "with -runs ") {
+		t.Fatalf("refused %v, want a refusal naming p50 and the runs that can", pw.Refused)
+	}
+	// Runs within 1% of each other: the same plan decides.
+	c = fixtureCase(t)
+	p = plan(t, baseline(t, "test-cpu", spread(1, 1.01)), c)
+	if pw := p.PlanPower(); pw.Refused != nil {
+		t.Errorf("a tight baseline was refused: %v", pw.Refused)
+	}
+}

@@ -1,0 +1,101 @@
+package gate
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/gcjitter/gcjitter/cases"
+	"github.com/gcjitter/gcjitter/golden"
+	"github.com/gcjitter/gcjitter/results"
+	"github.com/gcjitter/gcjitter/stats"
+)
+
+// Decisive are the primary metrics a gate must be able to decide at the
+// size it runs: the typical step and the tail. A plan that cannot detect
+// a doubling of them cannot fail, and is refused; the other primary
+// metrics (spike rate, GC share, the worst pause: counts of rare events
+// with wide run-to-run spread) are planned too, and a plan that cannot
+// decide them is said, not refused.
+var Decisive = []string{"p50", "p99"}
+
+// Power is what a plan can decide before it runs.
+type Power struct {
+	// Refused is set when a decisive metric cannot be decided: a gate of
+	// this size cannot fail. It names the size that can.
+	Refused error
+	// Warnings are the primary metrics the size cannot decide.
+	Warnings []string
+}
+
+// PlanPower checks, before any run, that the plan's runs against its
+// baselines can detect a doubling of every primary metric (stats.Plan,
+// with the baselines' own run-to-run spreads and the gate's whole family).
+func (p *Plan) PlanPower() Power {
+	type caseItems struct {
+		c     *cases.Case
+		g     *golden.Golden
+		items []stats.PlanItem
+	}
+	var all []caseItems
+	family := 0
+	for _, c := range p.Cases {
+		g := p.Goldens[c.Name]
+		ci := caseItems{c: c, g: g}
+		for _, v := range g.Variants {
+			for _, metric := range primaryOf(c) {
+				mt, ok := stats.MetricByName(metric)
+				if !ok || mt.MinSteps > g.Size.Steps {
+					continue
+				}
+				var xs []float64
+				for _, r := range v.Runs {
+					if x, ok := r[metric]; ok {
+						xs = append(xs, x)
+					}
+				}
+				ci.items = append(ci.items, stats.PlanItem{Bench: results.BenchName(c.Name, v.Name), Metric: metric,
+					Spread: stats.BaselineSpread(metric, xs, g.Size.Steps), Floor: float64(c.Gate.Floor(metric))})
+			}
+		}
+		family += len(ci.items)
+		all = append(all, ci)
+	}
+	var pw Power
+	for _, ci := range all {
+		opt := stats.PlanOptions{OldRuns: ci.g.Size.Runs, NewRuns: ci.c.Runs, Family: family, Alpha: ci.c.Gate.Alpha}
+		res := stats.Plan(ci.items, opt)
+		if res.OK {
+			continue
+		}
+		for i, it := range ci.items {
+			if res.Powers[i] >= stats.DetectPower {
+				continue
+			}
+			msg := fmt.Sprintf("%s %s: %d new runs against the baseline's %d detect a doubling with %.0f%% power (run-to-run spread %s)",
+				it.Bench, it.Metric, ci.c.Runs, ci.g.Size.Runs, 100*res.Powers[i], stats.Pct(it.Spread))
+			if slices.Contains(Decisive, it.Metric) && pw.Refused == nil {
+				pw.Refused = &PlanError{fmt.Sprintf("this gate cannot fail: %s; with -runs %s it can, or remake the baseline with more runs (golden update -runs N)",
+					msg, minRunsText(stats.Plan([]stats.PlanItem{it}, stats.PlanOptions{OldRuns: ci.g.Size.Runs, NewRuns: ci.c.Runs, Family: family, Alpha: ci.c.Gate.Alpha}).MinRuns))}
+				continue
+			}
+			pw.Warnings = append(pw.Warnings, msg+": it will likely be unknown")
+		}
+	}
+	return pw
+}
+
+func minRunsText(n int) string {
+	if n == 0 {
+		return fmt.Sprintf("more than %d", stats.MaxRunsNeeded)
+	}
+	return fmt.Sprint(n)
+}
+
+// primaryOf is a case's primary metrics: its gate.primary, else the
+// default.
+func primaryOf(c *cases.Case) []string {
+	if len(c.Gate.Primary) > 0 {
+		return c.Gate.Primary
+	}
+	return stats.DefaultPrimary
+}

@@ -1,0 +1,143 @@
+package golden
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/gcjitter/gcjitter/results"
+	"github.com/gcjitter/gcjitter/stats"
+)
+
+// Show writes what a baseline holds, for people: provenance, environment,
+// size, and per variant its schedule, pooled tail and per-run values.
+func Show(w io.Writer, path string, g *Golden) {
+	fmt.Fprintf(w, "baseline %s\ncase %s on host class %s\nmade %s by %s on %s (%s, %d CPUs)\nenvironment: %s\nsize: %d steps + %d warm-up, %d runs per variant, spike: %s\n",
+		path, g.Case, g.HostClass, g.Provenance.Date, g.Provenance.Tool, g.Provenance.Host, g.Provenance.CPUModel, g.Provenance.CPUs,
+		g.Env.Key(), g.Size.Steps, g.Size.Warmup, g.Size.Runs, g.Size.SpikeRule())
+	if facts := g.Provenance.HostFacts(); facts != "" {
+		fmt.Fprintf(w, "host facts: %s\n", facts)
+	}
+	for _, v := range g.Variants {
+		sched := "varies between runs (timings only)"
+		if v.Schedule != nil {
+			sched = v.Schedule.String()
+		}
+		fmt.Fprintf(w, "\n%s (policy %s)\n  GC schedule: %s\n", v.Name, v.Policy, sched)
+		if q := v.Quantiles; q != nil {
+			fmt.Fprintf(w, "  step time, all runs pooled (%d steps): p50 %s, p90 %s, p99 %s, p99.9 %s, max %s\n", q.Steps,
+				stats.MS(q.Quantile(0.5)), stats.MS(q.Quantile(0.9)), stats.MS(q.Quantile(0.99)), stats.MS(q.Quantile(0.999)), stats.MS(q.Quantile(1)))
+		}
+		for _, mt := range []string{"p50", "p99", "max", "spike-rate", "gc-share"} {
+			var xs []float64
+			for _, r := range v.Runs {
+				xs = append(xs, r[mt])
+			}
+			fmt.Fprintf(w, "  %-10s %s\n", mt, runValues(mt, xs))
+		}
+	}
+}
+
+func runValues(metric string, xs []float64) string {
+	var parts []string
+	for _, x := range xs {
+		switch metric {
+		case "p50", "p99", "max":
+			parts = append(parts, stats.MS(x))
+		case "gc-share":
+			parts = append(parts, fmt.Sprintf("%.2f%%", 100*x))
+		default:
+			parts = append(parts, fmt.Sprintf("%.3g", x))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// HostFacts lists what explains a baseline's timings, in the order a
+// reader checks them.
+func (p Provenance) HostFacts() string {
+	var parts []string
+	add := func(name, v string) {
+		if v != "" {
+			parts = append(parts, name+" "+v)
+		}
+	}
+	add("kernel", p.Kernel)
+	add("governor", p.Governor)
+	add("turbo", p.Turbo)
+	add("isolated CPUs", p.Isolated)
+	if p.LoadAvg > 0 {
+		add("1-minute load", fmt.Sprintf("%.2f", p.LoadAvg))
+	}
+	if p.MemKB > 0 {
+		add("memory", fmt.Sprintf("%.1f GiB", float64(p.MemKB)/(1<<20)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Changes says what replacing old with new changes in a baseline, one
+// line each.
+func Changes(old, new *Golden) []string {
+	var out []string
+	if ch := old.Env.Changes(new.Env); len(ch) > 0 {
+		out = append(out, "environment changed: "+strings.Join(ch, ", "))
+	}
+	if old.Size != new.Size {
+		out = append(out, fmt.Sprintf("size %d steps x %d runs -> %d x %d", old.Size.Steps, old.Size.Runs, new.Size.Steps, new.Size.Runs))
+	}
+	for _, nv := range new.Variants {
+		var ov *Variant
+		for i := range old.Variants {
+			if old.Variants[i].Name == nv.Name {
+				ov = &old.Variants[i]
+			}
+		}
+		switch {
+		case ov == nil:
+			out = append(out, nv.Name+": new variant")
+		case ov.Schedule == nil || nv.Schedule == nil:
+			if (ov.Schedule == nil) != (nv.Schedule == nil) {
+				out = append(out, nv.Name+": GC schedule now "+map[bool]string{true: "deterministic", false: "varies between runs"}[nv.Schedule != nil])
+			}
+		case *ov.Schedule != *nv.Schedule:
+			out = append(out, fmt.Sprintf("%s: GC schedule %s -> %s", nv.Name, ov.Schedule, nv.Schedule))
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, "GC schedule unchanged; timings refreshed")
+	}
+	return out
+}
+
+// Update writes the baselines of the named cases from a results directory
+// and says, per file, what changed against the one it replaces. A case the
+// results cannot make a baseline of is bad input (*UpdateError).
+func Update(w io.Writer, dir, class string, m *results.Manifest, resDir string, names []string) error {
+	for _, name := range names {
+		g, err := FromResults(m, resDir, name, class)
+		if err != nil {
+			return &UpdateError{err}
+		}
+		path := Path(dir, class, name)
+		prev, err := Read(path)
+		switch {
+		case errors.Is(err, ErrMissing):
+			fmt.Fprintf(w, "%s: new baseline (%s)\n", path, g.Env.Key())
+		case err != nil:
+			fmt.Fprintf(w, "%s: replacing an unreadable baseline (%v)\n", path, err)
+		default:
+			fmt.Fprintf(w, "%s:\n  %s\n", path, strings.Join(Changes(prev, g), "\n  "))
+		}
+		if _, err := g.Write(dir); err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
+	}
+	return nil
+}
+
+// UpdateError is results that cannot make a baseline (bad input).
+type UpdateError struct{ Err error }
+
+func (e *UpdateError) Error() string { return e.Err.Error() }
+func (e *UpdateError) Unwrap() error { return e.Err }

@@ -1,0 +1,126 @@
+// Package cli is what gcjitter's commands share beyond their flags: the
+// exit codes of DESIGN.md's contract, errors that carry them, and Code, the
+// one place an error becomes an exit status.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/gcjitter/gcjitter/cases"
+	"github.com/gcjitter/gcjitter/gate"
+	"github.com/gcjitter/gcjitter/golden"
+	"github.com/gcjitter/gcjitter/results"
+	"github.com/gcjitter/gcjitter/runner"
+)
+
+// Exit codes (contract, see DESIGN.md).
+const (
+	OK          = 0
+	Regression  = 1
+	Usage       = 2
+	Infra       = 3
+	Interrupted = 130
+)
+
+// Report prints err (unless it was reported where it happened) as
+// "gcjitter CMD: message" and returns its exit code.
+func Report(stderr io.Writer, name string, err error) int {
+	var ee *Error
+	if err != nil && !(errors.As(err, &ee) && ee.Err == nil) {
+		var se *SubcommandError
+		if errors.As(err, &se) {
+			name = se.Name
+		}
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+	}
+	return Code(err)
+}
+
+// Error is an error with its exit code; err nil means it has been
+// reported already (a regression, a flag error the flag package printed,
+// failures the runner logged one by one).
+type Error struct {
+	Code int
+	Err  error
+}
+
+func (e *Error) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Usagef is bad usage or bad input (exit 2).
+func Usagef(format string, args ...any) error {
+	return &Error{Code: Usage, Err: fmt.Errorf(format, args...)}
+}
+
+// InfraError is an infrastructure failure (exit 3).
+func InfraError(err error) error { return &Error{Code: Infra, Err: err} }
+
+// Silent is an exit status whose reason is already on the terminal.
+func Silent(code int) error {
+	if code == OK {
+		return nil
+	}
+	return &Error{Code: code}
+}
+
+// SubcommandError names the subcommand an error came from (golden update).
+type SubcommandError struct {
+	Name string
+	Err  error
+}
+
+func (e *SubcommandError) Error() string { return e.Err.Error() }
+func (e *SubcommandError) Unwrap() error { return e.Err }
+
+// Code is the one place errors become exit codes (DESIGN.md's
+// contract): bad usage or input 2, interrupted 130, infrastructure 3.
+func Code(err error) int {
+	var (
+		ee      *Error
+		input   *results.InputError
+		caseErr *cases.Error
+		caseErs cases.Errors
+		notCase *cases.NotFoundError
+		mis     *golden.MismatchError
+		upd     *golden.UpdateError
+		plan    *gate.PlanError
+		missing *gate.MissingError
+		locked  *runner.LockedError
+		launch  *runner.UsageError
+	)
+	switch {
+	case err == nil:
+		return OK
+	case errors.As(err, &ee):
+		return ee.Code
+	case errors.Is(err, runner.ErrInterrupted), errors.Is(err, context.Canceled):
+		return Interrupted
+	case errors.As(err, &input), errors.As(err, &caseErr), errors.As(err, &caseErs), errors.As(err, &notCase), errors.As(err, &mis), errors.As(err, &upd),
+		errors.As(err, &plan), errors.As(err, &missing), errors.As(err, &locked), errors.As(err, &launch),
+		errors.Is(err, runner.ErrResultsExist):
+		return Usage
+	}
+	return Infra
+}
+
+// ParseFlags parses a command's flags. A nil error with done set means
+// -h was answered; a flag error has been printed by the flag package.
+func ParseFlags(fs *flag.FlagSet, args []string) (done bool, err error) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return true, nil
+		}
+		return true, Silent(Usage)
+	}
+	return false, nil
+}

@@ -1,0 +1,60 @@
+package report
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+
+	"github.com/gcjitter/gcjitter/internal/atomicfile"
+	"github.com/gcjitter/gcjitter/results"
+)
+
+// IsResultsDir reports whether path is a gcjitter results directory.
+func IsResultsDir(path string) bool {
+	_, err := os.Stat(filepath.Join(path, results.ManifestFile))
+	return err == nil
+}
+
+// AttachSteps loads the step series of the sides that are results
+// directories, for the HTML charts: paths are the old and new sides (""
+// for a side that has none), or one directory.
+func AttachSteps(d *Doc, paths ...string) error {
+	d.Steps = map[string][2]*results.Steps{}
+	for i, p := range paths {
+		if p == "" || !IsResultsDir(p) {
+			continue
+		}
+		steps, err := results.LoadSteps(p)
+		if err != nil {
+			return err
+		}
+		side := i
+		if len(paths) == 1 {
+			side = 0
+		}
+		for bench, s := range steps {
+			pair := d.Steps[bench]
+			pair[side] = s
+			d.Steps[bench] = pair
+		}
+	}
+	return nil
+}
+
+// WriteFiles writes d into dir as base.<ext> for each format, atomically,
+// and returns the paths written.
+func WriteFiles(dir, base string, d *Doc, formats ...string) ([]string, error) {
+	var paths []string
+	for _, f := range formats {
+		var b bytes.Buffer
+		if err := RenderColor(&b, f, d, false); err != nil { // files: never coloured
+			return paths, err
+		}
+		path := filepath.Join(dir, base+Ext(f))
+		if err := atomicfile.Write(path, b.Bytes(), 0o644); err != nil {
+			return paths, err
+		}
+		paths = append(paths, path)
+	}
+	return paths, nil
+}

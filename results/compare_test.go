@@ -1,0 +1,201 @@
+package results
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/gcjitter/gcjitter/stats"
+)
+
+// sides makes two sides of one benchmark with the given metrics' per-run
+// values (lognormal, 2% spread) and steps per run.
+func sides(rng *rand.Rand, bench string, runs, oldSteps, newSteps int, units map[string][2]float64) (*Data, *Data) {
+	old, new := NewData("old"), NewData("new")
+	for range runs {
+		old.AddIters(bench, oldSteps)
+		new.AddIters(bench, newSteps)
+		for u, c := range units {
+			old.AddValue(bench, u, c[0]*math.Exp(0.02*rng.NormFloat64()))
+			new.AddValue(bench, u, c[1]*math.Exp(0.02*rng.NormFloat64()))
+		}
+	}
+	return old, new
+}
+
+func row(c *Comparison, bench, metric string) *stats.Row {
+	for _, r := range c.Rows {
+		if r.Bench == bench && r.Metric == metric {
+			return r
+		}
+	}
+	return nil
+}
+
+func hasNote(c *Comparison, sub string) bool {
+	for _, n := range c.Notes {
+		if strings.Contains(n, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// Alpha is explicit: the option, else what every case agrees on, else the
+// smallest with a note; not the new side's last case.
+func TestCompareAlpha(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const b = "GCJitter/case=a/variant=default"
+	old, new := sides(rng, b, 3, 500, 500, map[string][2]float64{"p50-ns/step": {40e6, 40e6}})
+	old.Alpha, new.Alpha = 0.01, 0.05
+	if c := Compare(old, new, CompareOptions{}); c.Alpha != 0.01 || !hasNote(c, "different alphas") {
+		t.Errorf("alphas 0.01 and 0.05: alpha %v, notes %q", c.Alpha, c.Notes)
+	}
+	if c := Compare(old, new, CompareOptions{Alpha: 0.1}); c.Alpha != 0.1 || hasNote(c, "alphas") {
+		t.Errorf("-alpha 0.1: alpha %v, notes %q", c.Alpha, c.Notes)
+	}
+	old.Alpha = 0.05
+	if c := Compare(old, new, CompareOptions{}); c.Alpha != 0.05 || hasNote(c, "alphas") {
+		t.Errorf("agreeing: alpha %v, notes %q", c.Alpha, c.Notes)
+	}
+}
+
+// A results directory's manifest says each case's alpha and primary
+// metrics; cases that disagree on alpha are named.
+func TestCompareReadsCasesFromManifests(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	dir := t.TempDir()
+	m := &Manifest{Schema: ManifestSchema, Cases: []Case{
+		{Name: "a", Alpha: 0.05, Primary: []string{"p50"}},
+		{Name: "z", Alpha: 0.01},
+	}}
+	if err := WriteManifest(dir, m); err != nil {
+		t.Fatal(err)
+	}
+	const a, z = "GCJitter/case=a/variant=default", "GCJitter/case=z/variant=default"
+	units := map[string][2]float64{"p50-ns/step": {40e6, 40e6}, "p99-ns/step": {50e6, 50e6}}
+	old, new := sides(rng, a, 3, 500, 500, units)
+	o2, n2 := sides(rng, z, 3, 500, 500, units)
+	old.Merge(o2)
+	new.Merge(n2)
+	new.Path = dir
+	new.Alpha = 0.01 // the last case's, as Load sets it
+	c := Compare(old, new, CompareOptions{})
+	if c.Alpha != 0.01 || !hasNote(c, "0.01 (z), 0.05 (a)") {
+		t.Errorf("alpha %v, notes %q", c.Alpha, c.Notes)
+	}
+	if r := row(c, a, "p99"); r.Verdict != stats.Descriptive {
+		t.Errorf("case a tests only p50; its p99: %s", r.Verdict)
+	}
+	if r := row(c, z, "p99"); !r.Tested() {
+		t.Errorf("case z tests the default primary metrics; its p99: %s", r.Verdict)
+	}
+	if r := row(c, a, "p50"); !r.Tested() || r.FamilySize != 3 {
+		t.Errorf("a p50: tested %v in a family of %d, want 3 (a: p50; z: p50, p99)", r.Tested(), r.FamilySize)
+	}
+}
+
+// CompareOptions.Primary and Family: what is tested, and in which
+// families.
+func TestComparePrimaryAndFamily(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	units := map[string][2]float64{"p50-ns/step": {40e6, 40e6}, "p99-ns/step": {50e6, 50e6}, "max-ns/step": {60e6, 60e6}, "gc-share": {0.1, 0.1}}
+	old, new := NewData("old"), NewData("new")
+	for _, v := range []string{"x", "y"} {
+		o, n := sides(rng, "GCJitter/case=c/variant="+v, 4, 500, 500, units)
+		old.Merge(o)
+		new.Merge(n)
+	}
+	c := Compare(old, new, CompareOptions{Primary: map[string][]string{"c": {"p50", "max"}}, Family: FamilyBenchmark})
+	for _, r := range c.Rows {
+		want := r.Metric == "p50" || r.Metric == "max"
+		if r.Tested() != want {
+			t.Errorf("%s %s: tested %v", r.Bench, r.Metric, r.Tested())
+		}
+		if r.Tested() && (r.FamilySize != 2 || r.Family != r.Bench) {
+			t.Errorf("%s %s: family %q of %d, want its benchmark's 2", r.Bench, r.Metric, r.Family, r.FamilySize)
+		}
+	}
+	if tests, families := c.Tests(); tests != 4 || families != 2 {
+		t.Errorf("Tests: %d in %d families", tests, families)
+	}
+	c = Compare(old, new, CompareOptions{})
+	if tests, families := c.Tests(); tests != 6 || families != 1 || c.Family != FamilyComparison {
+		t.Errorf("default: %d tests in %d families (%s), want p50, p99 and gc-share of both in one", tests, families, c.Family)
+	}
+}
+
+// Sides of different step counts: a note, and the counts per 1000 steps
+// are not judged (200 against 210 steps gave gen0-collections improved in
+// 50 of 50 tries).
+func TestCompareDifferentLengths(t *testing.T) {
+	const b = "GCJitter/case=c/variant=default"
+	old, new := NewData("old"), NewData("new")
+	for range 3 {
+		old.AddIters(b, 200)
+		new.AddIters(b, 210)
+		old.AddValue(b, "gen0-collections/kstep", 1000*67/200.0)
+		new.AddValue(b, "gen0-collections/kstep", 1000*70/210.0)
+		old.AddValue(b, "p50-ns/step", 40e6)
+		new.AddValue(b, "p50-ns/step", 40.1e6)
+	}
+	c := Compare(old, new, CompareOptions{})
+	if r := row(c, b, "gen0-collections"); r.Verdict != stats.Descriptive {
+		t.Errorf("gen0-collections at 200 vs 210 steps: %s (%s)", r.Verdict, r.Reason)
+	}
+	if !hasNote(c, "runs of different lengths (old 200 steps, new 210)") {
+		t.Errorf("notes %q", c.Notes)
+	}
+}
+
+// One line per step (iterations 1, hundreds of lines) is accepted with a
+// warning: steps of one process are not independent runs.
+func TestComparePerStepInput(t *testing.T) {
+	var b strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&b, "BenchmarkStep 1 %d ns/op\n", 40000000+i%7)
+	}
+	old, err := readBenchfmt(strings.NewReader(b.String()), "old.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	new, _ := readBenchfmt(strings.NewReader(b.String()), "new.txt")
+	c := Compare(old, new, CompareOptions{})
+	if !hasNote(c, "300 result lines of 1 iteration each") || !hasNote(c, "not independent runs") {
+		t.Errorf("per-step input: notes %q", c.Notes)
+	}
+	runs, _ := readBenchfmt(strings.NewReader("BenchmarkRun 2000 40000000 ns/op\nBenchmarkRun 2000 40100000 ns/op\n"), "runs.txt")
+	if c := Compare(runs, runs, CompareOptions{}); hasNote(c, "not independent") {
+		t.Errorf("per-run input: notes %q", c.Notes)
+	}
+}
+
+// The variant verdict: fewer, longer collections are not an improvement.
+func TestCompareVariantVerdicts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const b = "GCJitter/case=c/variant=freeze"
+	old, new := NewData("old"), NewData("new")
+	for range 5 {
+		old.AddIters(b, 2000)
+		new.AddIters(b, 2000)
+		old.AddValue(b, "gen2-collections/kstep", 25)
+		new.AddValue(b, "gen2-collections/kstep", 5)
+		old.AddValue(b, "gen2-max-pause-ns", 10e6*math.Exp(0.02*rng.NormFloat64()))
+		new.AddValue(b, "gen2-max-pause-ns", 30e6*math.Exp(0.02*rng.NormFloat64()))
+	}
+	c := Compare(old, new, CompareOptions{})
+	vs := c.VariantVerdicts()
+	if len(vs) != 1 || vs[0].Verdict == stats.Improved || !strings.Contains(vs[0].Reason, stats.FewerLongerNote) {
+		t.Errorf("variant verdicts %+v", vs)
+	}
+}
+
+func TestCaseOf(t *testing.T) {
+	for in, want := range map[string]string{BenchName("ascend-gpt", "manual:50"): "ascend-gpt", "BenchmarkFoo/bar": ""} {
+		if got := CaseOf(in); got != want {
+			t.Errorf("CaseOf(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

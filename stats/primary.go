@@ -1,0 +1,58 @@
+package stats
+
+import (
+	"fmt"
+	"slices"
+)
+
+// DefaultPrimary are the metrics a comparison tests when a case names none
+// (gate.primary): the typical step, the tail, how often and how much time
+// the collector stops the step, and the worst full collection. They are
+// the family the gate's false-alarm rate is spent on; the other metrics
+// (p90, p99.9 and max, which move with p99; gen0/gen1 pauses) are reported
+// with their change and interval, not tested, and the collection counts
+// keep their exact comparison.
+var DefaultPrimary = []string{"p50", "p99", "spike-rate", "gc-share", "gen2-pause"}
+
+// IsPrimary reports whether a gcjitter metric is tested under a primary
+// list (nil: DefaultPrimary).
+func IsPrimary(metric string, primary []string) bool {
+	if primary == nil {
+		primary = DefaultPrimary
+	}
+	return slices.Contains(primary, metric)
+}
+
+// MarkPrimary marks the pairs of gcjitter metrics outside primary (nil:
+// DefaultPrimary) as descriptive. Exact counts keep their exact
+// comparison (they join no family: a deterministic schedule has no noise
+// to test), and pairs of foreign units stay tested: benchfmt from other
+// tools has no primary set, and benchstat tests every unit too.
+func MarkPrimary(pairs []Pair, primary []string) {
+	for i := range pairs {
+		p := &pairs[i]
+		if _, ok := MetricByName(p.Metric); !ok {
+			continue
+		}
+		p.Descriptive = !IsPrimary(p.Metric, primary) && !(p.Exact && allEqualOrEmpty(p.Old) && allEqualOrEmpty(p.New))
+	}
+}
+
+func allEqualOrEmpty(xs []float64) bool { return len(xs) == 0 || allEqual(xs) }
+
+// CheckPrimary checks a list of primary metrics: known names, no
+// duplicates, at least one (a gate that tests nothing cannot fail).
+func CheckPrimary(primary []string) error {
+	if len(primary) == 0 {
+		return fmt.Errorf("names no metric: a gate that tests nothing cannot fail")
+	}
+	for i, m := range primary {
+		if _, ok := MetricByName(m); !ok {
+			return fmt.Errorf("unknown metric %q", m)
+		}
+		if slices.Contains(primary[:i], m) {
+			return fmt.Errorf("%q named twice", m)
+		}
+	}
+	return nil
+}
