@@ -242,3 +242,20 @@ func TestPlanPowerRefusesAGateThatCannotFail(t *testing.T) {
 		t.Errorf("a tight baseline was refused: %v", pw.Refused)
 	}
 }
+
+// TestPlanABRefusesAnABThatCannotFail: with no baseline, an A/B assumes a
+// 5% run-to-run spread; two runs a side cannot detect a doubling in a
+// family of the fixture's size, and the refusal names the runs that can.
+func TestPlanABRefusesAnABThatCannotFail(t *testing.T) {
+	c := fixtureCase(t)
+	c.Runs = 2
+	err := PlanAB([]*cases.Case{c})
+	var pe *PlanError
+	if !errors.As(err, &pe) || !strings.Contains(pe.Msg, "pass -runs ") {
+		t.Fatalf("got %v, want a refusal naming -runs", err)
+	}
+	c.Runs = 8
+	if err := PlanAB([]*cases.Case{c}); err != nil {
+		t.Errorf("8 runs a side refused: %v", err)
+	}
+}

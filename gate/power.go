@@ -99,3 +99,30 @@ func primaryOf(c *cases.Case) []string {
 	}
 	return stats.DefaultPrimary
 }
+
+// PlanAB checks, before any run, that an A/B of the cases at their sizes
+// can detect a doubling of p50 and p99 (both sides run the planned runs;
+// with no baseline to measure the spread, stats.PlanDefaultSpread): an A/B
+// that cannot is refused, naming the runs that can.
+func PlanAB(cs []*cases.Case) error {
+	family := 0
+	for _, c := range cs {
+		family += len(c.Variants) * len(primaryOf(c))
+	}
+	for _, c := range cs {
+		var items []stats.PlanItem
+		for _, v := range c.Variants {
+			for _, metric := range Decisive {
+				if mt, ok := stats.MetricByName(metric); ok && mt.MinSteps <= c.Steps && slices.Contains(primaryOf(c), metric) {
+					items = append(items, stats.PlanItem{Bench: results.BenchName(c.Name, v.Name), Metric: metric, Floor: float64(c.Gate.Floor(metric))})
+				}
+			}
+		}
+		res := stats.Plan(items, stats.PlanOptions{NewRuns: c.Runs, Family: family, Alpha: c.Gate.Alpha})
+		if !res.OK {
+			return &PlanError{fmt.Sprintf("this A/B cannot fail: %d runs a side detect a doubling of %s %s with %.0f%% power (at an assumed run-to-run spread of %s); pass -runs %s",
+				c.Runs, res.Worst.Bench, res.Worst.Metric, 100*res.Power, stats.Pct(stats.PlanDefaultSpread), minRunsText(res.MinRuns))}
+		}
+	}
+	return nil
+}

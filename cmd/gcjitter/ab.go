@@ -59,6 +59,9 @@ virtualenvs, before and after a torch upgrade). Exit 1 when B regresses.
 	if err != nil {
 		return err
 	}
+	if err := gate.PlanAB(cs); err != nil {
+		return cli.Usagef("%v; nothing was run", err)
+	}
 	gate.ABCases(cs, specs)
 	m, outDir, runErr := f.launch(stderr).Run(ctx, cs)
 	if m == nil || errors.Is(runErr, runner.ErrInterrupted) {
