@@ -104,7 +104,15 @@ func primaryOf(c *cases.Case) []string {
 // can detect a doubling of p50 and p99 (both sides run the planned runs;
 // with no baseline to measure the spread, stats.PlanDefaultSpread): an A/B
 // that cannot is refused, naming the runs that can.
-func PlanAB(cs []*cases.Case) error {
+func PlanAB(cs []*cases.Case) error { return planBothSides(cs, "this A/B cannot fail") }
+
+// PlanBaseline is PlanAB for the runs of a new baseline: a gate of the same
+// size against it must be able to fail.
+func PlanBaseline(cs []*cases.Case) error {
+	return planBothSides(cs, "a gate against this baseline could not fail")
+}
+
+func planBothSides(cs []*cases.Case, what string) error {
 	family := 0
 	for _, c := range cs {
 		family += len(c.Variants) * len(primaryOf(c))
@@ -120,8 +128,8 @@ func PlanAB(cs []*cases.Case) error {
 		}
 		res := stats.Plan(items, stats.PlanOptions{NewRuns: c.Runs, Family: family, Alpha: c.Gate.Alpha})
 		if !res.OK {
-			return &PlanError{fmt.Sprintf("this A/B cannot fail: %d runs a side detect a doubling of %s %s with %.0f%% power (at an assumed run-to-run spread of %s); pass -runs %s",
-				c.Runs, res.Worst.Bench, res.Worst.Metric, 100*res.Power, stats.Pct(stats.PlanDefaultSpread), minRunsText(res.MinRuns))}
+			return &PlanError{fmt.Sprintf("%s: %d runs a side detect a doubling of %s %s with %.0f%% power (at an assumed run-to-run spread of %s); pass -runs %s",
+				what, c.Runs, res.Worst.Bench, res.Worst.Metric, 100*res.Power, stats.Pct(stats.PlanDefaultSpread), minRunsText(res.MinRuns))}
 		}
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/gcjitter/gcjitter/gate"
 	"github.com/gcjitter/gcjitter/golden"
 	"github.com/gcjitter/gcjitter/internal/cli"
 	"github.com/gcjitter/gcjitter/report"
@@ -84,6 +85,12 @@ func baselineRuns(ctx context.Context, f *commonFlags, from string, args []strin
 	cs, err := f.loadCases(args)
 	if err != nil {
 		return nil, "", nil, err
+	}
+	if err := gate.PlanBaseline(cs); err != nil {
+		// Not refused: the schedule layer is exact and needs one run; the
+		// timing layer of a gate against it will be refused until it has
+		// the runs named here.
+		fmt.Fprintf(stderr, "gcjitter golden update: warning: %v for a timing baseline\n", err)
 	}
 	m, dir, err := f.launch(stderr).Run(ctx, cs)
 	if m == nil || err != nil {
