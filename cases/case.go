@@ -26,8 +26,9 @@ package cases
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -371,7 +372,7 @@ func (c *Case) validate(at func(path ...string) int) []*Error {
 			bad(at("timeouts", t.name), "timeouts.%s: must be positive, got %v", t.name, time.Duration(t.d))
 		}
 	}
-	for _, m := range sortedKeys(c.Gate.Floors) {
+	for _, m := range slices.Sorted(maps.Keys(c.Gate.Floors)) {
 		if !contains(GateMetrics, m) {
 			bad(at("gate", "floors", m), "gate.floors: unknown metric %q (want one of %s)", m, strings.Join(GateMetrics, ", "))
 		} else if f := c.Gate.Floors[m]; f < 0 || f > 10 {
@@ -421,7 +422,7 @@ func (c *Case) validate(at func(path ...string) int) []*Error {
 
 func (c *Case) validateEnv(env map[string]string, label string, at func(path ...string) int, path ...string) []*Error {
 	var errs []*Error
-	for _, k := range sortedKeys(env) {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
 		p := append(append([]string{}, path...), k)
 		switch {
 		case !envNameRE.MatchString(k):
@@ -433,15 +434,6 @@ func (c *Case) validateEnv(env map[string]string, label string, at func(path ...
 		}
 	}
 	return errs
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func contains(list []string, s string) bool {

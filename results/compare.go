@@ -2,10 +2,10 @@ package results
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/gcjitter/gcjitter/stats"
@@ -113,7 +113,7 @@ func alphaFor(opt CompareOptions, old, new *Data, cases [2]map[string]Case) (flo
 	set := map[float64][]string{}
 	for i, d := range []*Data{old, new} {
 		named := false
-		for _, name := range sortedKeys(cases[i]) {
+		for _, name := range slices.Sorted(maps.Keys(cases[i])) {
 			if a := cases[i][name].Alpha; a > 0 {
 				set[a] = append(set[a], name)
 				named = true
@@ -139,15 +139,6 @@ func alphaFor(opt CompareOptions, old, new *Data, cases [2]map[string]Case) (flo
 		parts = append(parts, fmt.Sprintf("%g (%s)", a, strings.Join(slices.Compact(slices.Sorted(slices.Values(set[a]))), ", ")))
 	}
 	return alphas[0], fmt.Sprintf("the cases set different alphas, %s: using the smallest, %g, for the whole comparison (-alpha sets one)", strings.Join(parts, ", "), alphas[0])
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // steps are the measured steps of a side's runs of bench: every run's from
