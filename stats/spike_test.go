@@ -173,3 +173,30 @@ func TestFactorRuleOverride(t *testing.T) {
 		t.Errorf("factor 2: %d spikes, want 0", r.Spikes)
 	}
 }
+
+// TestPeriodOfFullCollectionsAmongYoungSpikes: on quiet steps (a device
+// wait) young collections make GC spikes at irregular steps; the full
+// collections' lattice is still the run's period.
+func TestPeriodOfFullCollectionsAmongYoungSpikes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	s := &bench.Stream{}
+	for i := range 170 {
+		st := &bench.Step{Index: i, DurationNS: int64(191e6 * (1 + 0.001*rng.NormFloat64()))}
+		switch {
+		case i%41 == 20:
+			st.DurationNS += 10e6
+			st.GC = []bench.GCEvent{{Gen: 2, PauseNS: 10e6, InStep: true}}
+		case rng.Float64() < 0.05: // a 1 ms young collection
+			st.DurationNS += 1e6
+			st.GC = []bench.GCEvent{{Gen: 1, PauseNS: 1e6, InStep: true}}
+		}
+		s.Steps = append(s.Steps, st)
+	}
+	r := Summarize(s, DefaultSpikeRule)
+	if r.SpikesWithGC <= r.SpikesWithGen2 {
+		t.Fatalf("GC spikes %d, of them full %d: the young spikes the test needs are missing", r.SpikesWithGC, r.SpikesWithGen2)
+	}
+	if r.SpikePeriod != 41 {
+		t.Errorf("period %v, want 41 (the full collections')", r.SpikePeriod)
+	}
+}

@@ -46,9 +46,9 @@ type RunSummary struct {
 	// Unscheduled counts collections other than the policy's own scheduled
 	// gc.collect: under a manual policy it must be 0.
 	Unscheduled int
-	// SpikePeriod is the number of steps between spikes with a collection
-	// in them when most of those (2/3, at least 3) recur on a regular
-	// lattice, and 0 when they do not.
+	// SpikePeriod is the number of steps between GC spikes when most of
+	// them (2/3, at least 3) recur on a regular lattice; failing that, the
+	// lattice of the GC spikes with a full collection; 0 when neither is.
 	SpikePeriod float64
 	// Collections, total pause and largest pause per generation, counting
 	// collections inside steps and between them.
@@ -146,7 +146,7 @@ func (sm *Summarizer) Result(rule SpikeRule) RunSummary {
 	base := baselineOf(sm.durs, noGen2, rule)
 	r.Typical, r.Spread = base.Typical, base.Spread
 	limits := rule.Limits(base)
-	var spikes []int
+	var spikes, gen2Spikes []int
 	for i, d := range sm.durs {
 		gen2 := sm.inGC[i]&inGen2 != 0
 		if gen2 {
@@ -165,13 +165,20 @@ func (sm *Summarizer) Result(rule SpikeRule) RunSummary {
 		spikes = append(spikes, i)
 		if gen2 {
 			r.SpikesWithGen2++
+			gen2Spikes = append(gen2Spikes, i)
 		}
 	}
 	if sm.total > 0 {
 		r.GCShare = sm.inPause / sm.total
 	}
 	r.Gen2Excess, r.Gen2ExcessP = gen2Excess(sm.durs, noGen2, base.Typical)
-	r.SpikePeriod = period(spikes)
+	// Young collections make GC spikes too where the steps are quiet (an
+	// accelerator host: a 1 ms gen-1 pause on a 200 ms step); they come at
+	// irregular steps and can hide the full collections' lattice, which is
+	// the signature: fall back to it.
+	if r.SpikePeriod = period(spikes); r.SpikePeriod == 0 {
+		r.SpikePeriod = period(gen2Spikes)
+	}
 	return r
 }
 

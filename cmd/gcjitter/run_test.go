@@ -140,7 +140,7 @@ func TestRunInterruptedExits130(t *testing.T) {
 		for ctx.Err() == nil {
 			b, _ := os.ReadFile(filepath.Join(out, "runs", "smoke", "default", "run-01.jsonl"))
 			b2, _ := os.ReadFile(filepath.Join(out, "runs", "smoke", "disabled", "run-01.jsonl"))
-			b3, _ := os.ReadFile(filepath.Join(out, "runs", "smoke", "manual:20", "run-01.jsonl"))
+			b3, _ := os.ReadFile(filepath.Join(out, "runs", "smoke", "manual-20", "run-01.jsonl")) // path-safe: cases.PathName
 			if bytes.Contains(append(append(b, b2...), b3...), []byte(`"i":3,`)) {
 				cancel()
 			}
