@@ -31,6 +31,9 @@ type Options struct {
 	// Flags that override a baseline's size: a positive Runs or Steps, a
 	// Warmup >= 0. Otherwise the gate runs what the baseline measured.
 	Runs, Steps, Warmup int
+	// KeepSizes leaves the cases' sizes as they are: runs already made
+	// (gate -from) have the sizes they have.
+	KeepSizes bool
 }
 
 // Plan is a gate ready to run: every case with its baseline.
@@ -81,6 +84,9 @@ func New(cs []*cases.Case, opt Options) (*Plan, error) {
 				path, g.Env.Device, g.Env.DevName, c.Name, kind, why, g.Env.Device, g.Env.Device)}
 		}
 		p.Goldens[c.Name], p.Paths[c.Name] = g, path
+		if opt.KeepSizes {
+			continue
+		}
 		if opt.Steps <= 0 {
 			c.Steps = g.Size.Steps
 		}
@@ -371,4 +377,29 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Kept are the manifest of a results directory and its cases as they
+// ran (from the case text the manifest keeps), those named or all.
+func Kept(dir string, names []string) (*results.Manifest, []*cases.Case, error) {
+	m, err := results.ReadManifest(dir)
+	if err != nil {
+		return nil, nil, &PlanError{err.Error()}
+	}
+	var cs []*cases.Case
+	for _, rc := range m.Cases {
+		if len(names) > 0 && !slices.Contains(names, rc.Name) {
+			continue
+		}
+		c, err := cases.Parse([]byte(rc.Text), rc.Source)
+		if err != nil {
+			return nil, nil, &PlanError{fmt.Sprintf("%s: case %s: %v", dir, rc.Name, err)}
+		}
+		c.Runs, c.Steps, c.Warmup = rc.Runs, rc.Steps, rc.Warmup
+		cs = append(cs, c)
+	}
+	if len(cs) == 0 {
+		return nil, nil, &PlanError{fmt.Sprintf("%s holds none of the cases %s", dir, strings.Join(names, ", "))}
+	}
+	return m, cs, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/gcjitter/gcjitter/golden"
 	"github.com/gcjitter/gcjitter/internal/cli"
 	"github.com/gcjitter/gcjitter/report"
+	"github.com/gcjitter/gcjitter/results"
 	"github.com/gcjitter/gcjitter/runner"
 )
 
@@ -21,6 +22,7 @@ func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	unknown := fs.String("unknown", "pass", "how an unknown verdict counts: pass (with a warning) or fail")
 	timing := fs.String("timing", "gate", "timing layer: gate (a regression fails) or report (shown, never fails: for noisy shared hosts)")
 	check := fs.Bool("check", false, "also evaluate the cases' expect: assertions")
+	from := fs.String("from", "", "judge the runs kept in this results directory (an interrupted gate's, say) instead of running")
 	format := measuringFormat(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: gcjitter gate [flags] [case ...]
@@ -42,46 +44,9 @@ unchanged environment), 2 bad input or missing baseline, 3 infrastructure.
 	case *timing != "gate" && *timing != "report":
 		return cli.Usagef("-timing must be gate or report, got %q", *timing)
 	}
-	cs, err := f.loadCases(fs.Args())
-	if err != nil {
-		return err
-	}
-	host := runner.ProbeHost(ctx)
-	if f.hostClass, err = golden.HostClass(f.hostClass, host); err != nil {
-		return cli.Usagef("%v", err)
-	}
-	plan, err := gate.New(cs, gate.Options{Dir: *dir, Class: f.hostClass, Host: host, Runs: f.sel.Runs, Steps: f.sel.Steps, Warmup: f.sel.Warmup})
-	var missing *gate.MissingError
-	if errors.As(err, &missing) {
-		var caseArgs []string
-		for _, i := range missing.Missing {
-			caseArgs = append(caseArgs, cs[i].Name)
-			if fs.NArg() > 0 {
-				caseArgs[len(caseArgs)-1] = fs.Arg(i) // a file path stays a path
-			}
-		}
-		return cli.Usagef("%s\n  %s", strings.Join(missing.Lines, "\ngcjitter gate: "), gate.UpdateCommand(*dir, f.hostClass, runFlags(fs), caseArgs))
-	}
-	if err != nil {
-		return err
-	}
-	pw := plan.PlanPower()
-	if pw.Refused != nil {
-		if *timing == "gate" {
-			return cli.Usagef("%v; nothing was run", pw.Refused)
-		}
-		pw.Warnings = append([]string{pw.Refused.Error() + " (timing is reported only: running)"}, pw.Warnings...)
-	}
-	for i, w := range pw.Warnings {
-		if i == 5 {
-			fmt.Fprintf(stderr, "gcjitter gate: warning: and %d more metrics this size cannot decide\n", len(pw.Warnings)-i)
-			break
-		}
-		fmt.Fprintf(stderr, "gcjitter gate: warning: %s\n", w)
-	}
-	m, outDir, runErr := f.launch(stderr).Run(ctx, cs)
-	if m == nil || errors.Is(runErr, runner.ErrInterrupted) {
-		return launchError(runErr)
+	plan, m, outDir, runErr := gateRuns(ctx, f, fs, *dir, *from, *timing, stderr)
+	if m == nil {
+		return runErr
 	}
 	out := humanOut(*format, stdout, stderr)
 	report.RunSummaryText(out, m)
@@ -106,6 +71,71 @@ unchanged environment), 2 bad input or missing baseline, 3 infrastructure.
 		return launchError(runErr)
 	case o.Failed:
 		return cli.Silent(cli.Regression)
+	}
+	return nil
+}
+
+// gateRuns plans the gate against its baselines (everything checked before
+// anything runs) and makes its runs, or reads them -from a results
+// directory. A nil manifest means stop with the error.
+func gateRuns(ctx context.Context, f *commonFlags, fs *flag.FlagSet, dir, from, timing string, stderr io.Writer) (*gate.Plan, *results.Manifest, string, error) {
+	var m *results.Manifest
+	cs, err := f.loadCases(fs.Args())
+	if from != "" {
+		m, cs, err = gate.Kept(from, fs.Args())
+	}
+	if err != nil {
+		return nil, nil, "", err
+	}
+	host := runner.ProbeHost(ctx)
+	if f.hostClass, err = golden.HostClass(f.hostClass, host); err != nil {
+		return nil, nil, "", cli.Usagef("%v", err)
+	}
+	plan, err := gate.New(cs, gate.Options{Dir: dir, Class: f.hostClass, Host: host,
+		Runs: f.sel.Runs, Steps: f.sel.Steps, Warmup: f.sel.Warmup, KeepSizes: m != nil})
+	var missing *gate.MissingError
+	if errors.As(err, &missing) {
+		var caseArgs []string
+		for _, i := range missing.Missing {
+			caseArgs = append(caseArgs, cs[i].Name)
+			if fs.NArg() > 0 {
+				caseArgs[len(caseArgs)-1] = fs.Arg(i) // a file path stays a path
+			}
+		}
+		return nil, nil, "", cli.Usagef("%s\n  %s", strings.Join(missing.Lines, "\ngcjitter gate: "), gate.UpdateCommand(dir, f.hostClass, runFlags(fs), caseArgs))
+	}
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if m != nil {
+		return plan, m, from, nil
+	}
+	if err := planPower(plan, timing, stderr); err != nil {
+		return nil, nil, "", err
+	}
+	m, outDir, runErr := f.launch(stderr).Run(ctx, cs)
+	if m == nil || errors.Is(runErr, runner.ErrInterrupted) {
+		return nil, nil, "", launchError(runErr)
+	}
+	return plan, m, outDir, runErr
+}
+
+// planPower refuses a gate that cannot fail on timing (or warns, with
+// -timing report) and lists what its size cannot decide.
+func planPower(plan *gate.Plan, timing string, stderr io.Writer) error {
+	pw := plan.PlanPower()
+	if pw.Refused != nil {
+		if timing == "gate" {
+			return cli.Usagef("%v; nothing was run", pw.Refused)
+		}
+		pw.Warnings = append([]string{pw.Refused.Error() + " (timing is reported only: running)"}, pw.Warnings...)
+	}
+	for i, w := range pw.Warnings {
+		if i == 5 {
+			fmt.Fprintf(stderr, "gcjitter gate: warning: and %d more metrics this size cannot decide\n", len(pw.Warnings)-i)
+			break
+		}
+		fmt.Fprintf(stderr, "gcjitter gate: warning: %s\n", w)
 	}
 	return nil
 }

@@ -27,13 +27,13 @@ const (
 // slower and faster (the workload's compute scaled) and busier (a process
 // burning a CPU beside the runs): a signature that holds only at one host
 // speed measures the host, not the jitter. By default it runs one hard
-// cell, the two periodic-spike cases at twice the compute with a burner;
+// cell, the GPT periodic-spike case at twice the compute with a burner;
 // make matrix runs every cell GCJITTER_MATRIX_REPS times and prints the
 // table that docs/suite.md quotes.
 func TestHostSpeedMatrix(t *testing.T) {
 	py := testpython.Torch(t)
 	reps, scales, burners := 1, []string{"2"}, []bool{true}
-	caseArgs := []string{"ascend-gpt-periodic-gc", "device-bound-periodic-gc"}
+	caseArgs := []string{"ascend-gpt-periodic-gc"}
 	if s := os.Getenv(matrixRepsEnv); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 {
