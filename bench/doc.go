@@ -64,3 +64,12 @@ func WriteWorker(dir string) (string, error) {
 	}
 	return path, nil
 }
+
+// CacheDir is where the embedded worker is written for the interpreter to
+// run: the user's cache, or the temporary directory where there is none.
+func CacheDir() string {
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "gcjitter")
+	}
+	return filepath.Join(os.TempDir(), "gcjitter")
+}

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"fmt"
+	"io"
 	"slices"
 
 	"github.com/gcjitter/gcjitter/cases"
@@ -98,6 +99,27 @@ func primaryOf(c *cases.Case) []string {
 		return c.Gate.Primary
 	}
 	return stats.DefaultPrimary
+}
+
+// CheckPower is PlanPower for a command: the refusal as an error when the
+// timing layer is gated (a warning otherwise), and the metrics the size
+// cannot decide as warnings on w (the first five, and how many more).
+func (p *Plan) CheckPower(w io.Writer, gated bool) error {
+	pw := p.PlanPower()
+	if pw.Refused != nil {
+		if gated {
+			return pw.Refused
+		}
+		pw.Warnings = append([]string{pw.Refused.Error() + " (timing is reported only: running)"}, pw.Warnings...)
+	}
+	for i, msg := range pw.Warnings {
+		if i == 5 {
+			fmt.Fprintf(w, "gcjitter gate: warning: and %d more metrics this size cannot decide\n", len(pw.Warnings)-i)
+			break
+		}
+		fmt.Fprintf(w, "gcjitter gate: warning: %s\n", msg)
+	}
+	return nil
 }
 
 // PlanAB checks, before any run, that an A/B of the cases at their sizes

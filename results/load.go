@@ -371,3 +371,30 @@ func readRanks(dir string, r *Run) ([]*bench.Stream, error) {
 	}
 	return streams, nil
 }
+
+// LoadPair loads the two inputs of a comparison (results directories or
+// benchfmt files). A file that cannot be read as either is bad input.
+func LoadPair(paths []string, spike stats.SpikeRule) ([2]*Data, error) {
+	var sides [2]*Data
+	for i, path := range paths {
+		d, err := Load(path, spike)
+		if err != nil {
+			return sides, err
+		}
+		sides[i] = d
+	}
+	return sides, nil
+}
+
+// SameInput reports whether two paths name the same file or directory.
+func SameInput(a, b string) (bool, error) {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false, err
+	}
+	fb, err := os.Stat(b)
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(fa, fb), nil
+}

@@ -19,7 +19,7 @@ func cmdAB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, f := measuringFlags("gcjitter ab", stderr)
 	a := fs.String("a", "", "environment A (the baseline): python=PATH,env.NAME=VALUE,...")
 	b := fs.String("b", "", "environment B (the candidate), same form")
-	format := measuringFormat(fs)
+	format := report.MeasuringFormatFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: gcjitter ab -a SPEC -b SPEC [flags] case ...
 
@@ -73,7 +73,7 @@ virtualenvs, before and after a torch upgrade). Exit 1 when B regresses.
 	}
 	sides := gate.SplitAB(d, specs)
 	cmp := results.Compare(sides[0], sides[1], results.CompareOptions{Primary: gate.Primary(cs)})
-	out := humanOut(*format, stdout, stderr)
+	out := report.HumanOut(*format, stdout, stderr)
 	report.TextColor(out, cmp, report.ColorFor(out))
 	doc := &report.Doc{Kind: "ab", Title: "gcjitter ab: B against A", Generated: time.Now(), Comparison: cmp, Manifest: m}
 	if steps, err := results.LoadSteps(outDir); err == nil {
@@ -82,7 +82,7 @@ virtualenvs, before and after a torch upgrade). Exit 1 when B regresses.
 	if _, err := report.WriteFiles(outDir, "ab", doc, "text", "markdown", "json", "junit", "html"); err != nil {
 		return cli.InfraError(err)
 	}
-	if err := printFormat(stdout, *format, doc); err != nil {
+	if err := report.PrintFormat(stdout, *format, doc); err != nil {
 		return cli.InfraError(err)
 	}
 	switch {

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -52,11 +51,11 @@ Exit status: 0 no regression, 1 a metric regressed, 2 bad input.
 			return cli.Usagef("-floor %s: unknown metric (gcjitter's: %s; or a unit like sec/op)", k, strings.Join(stats.MetricNames(), ", "))
 		}
 	}
-	sides, err := loadSides(fs.Args(), stats.SpikeRule{Factor: *spike})
+	sides, err := results.LoadPair(fs.Args(), stats.SpikeRule{Factor: *spike})
 	if err != nil {
 		return err
 	}
-	if same, err := sameFiles(fs.Arg(0), fs.Arg(1)); err == nil && same {
+	if same, err := results.SameInput(fs.Arg(0), fs.Arg(1)); err == nil && same {
 		fmt.Fprintf(stderr, "gcjitter compare: warning: %s and %s are the same input: every verdict will be same or unknown\n", fs.Arg(0), fs.Arg(1))
 	}
 	c := results.Compare(sides[0], sides[1], results.CompareOptions{Alpha: *alpha, Floors: floors, DefaultFloor: *defFloor})
@@ -81,31 +80,4 @@ Exit status: 0 no regression, 1 a metric regressed, 2 bad input.
 		return cli.Silent(cli.Regression)
 	}
 	return nil
-}
-
-// loadSides loads the two inputs of a comparison (results directories or
-// benchfmt files). A file that cannot be read as either is bad input.
-func loadSides(paths []string, spike stats.SpikeRule) ([2]*results.Data, error) {
-	var sides [2]*results.Data
-	for i, path := range paths {
-		d, err := results.Load(path, spike)
-		if err != nil {
-			return sides, err
-		}
-		sides[i] = d
-	}
-	return sides, nil
-}
-
-// sameFiles reports whether two paths name the same file or directory.
-func sameFiles(a, b string) (bool, error) {
-	fa, err := os.Stat(a)
-	if err != nil {
-		return false, err
-	}
-	fb, err := os.Stat(b)
-	if err != nil {
-		return false, err
-	}
-	return os.SameFile(fa, fb), nil
 }

@@ -1,17 +1,13 @@
 package main
 
 import (
-	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"os"
-	"strconv"
 
 	"github.com/gcjitter/gcjitter/cases"
 	"github.com/gcjitter/gcjitter/internal/cli"
 	"github.com/gcjitter/gcjitter/internal/progress"
-	"github.com/gcjitter/gcjitter/report"
 	"github.com/gcjitter/gcjitter/runner"
 )
 
@@ -31,9 +27,9 @@ func measuringFlags(name string, stderr io.Writer) (*flag.FlagSet, *commonFlags)
 	f := &commonFlags{}
 	fs.StringVar(&f.out, "o", "", "results directory (default gcjitter-results/<suite-or-case>-<time>)")
 	f.sel.Warmup = -1
-	fs.Var(&sizeFlag{v: &f.sel.Runs, min: 1}, "runs", "runs per variant: `N` >= 1 (default: the case's, or its baseline's)")
-	fs.Var(&sizeFlag{v: &f.sel.Steps, min: 1}, "steps", "measured steps per run: `N` >= 1 (default: the case's, or its baseline's)")
-	fs.Var(&sizeFlag{v: &f.sel.Warmup, min: 0}, "warmup", "warm-up steps per run: `N` >= 0 (default: the case's, or its baseline's)")
+	fs.Var(&cli.SizeFlag{V: &f.sel.Runs, Min: 1}, "runs", "runs per variant: `N` >= 1 (default: the case's, or its baseline's)")
+	fs.Var(&cli.SizeFlag{V: &f.sel.Steps, Min: 1}, "steps", "measured steps per run: `N` >= 1 (default: the case's, or its baseline's)")
+	fs.Var(&cli.SizeFlag{V: &f.sel.Warmup, Min: 0}, "warmup", "warm-up steps per run: `N` >= 0 (default: the case's, or its baseline's)")
 	fs.StringVar(&f.python, "python", "", "interpreter with torch (default: $GCJITTER_PYTHON, the case's python:, python3, /usr/bin/python3)")
 	fs.StringVar(&f.sel.Device, "device", "", "device for every case: auto, cpu, cuda[:i], npu[:i] (overrides the case)")
 	fs.Int64Var(&f.seed, "seed", 1, "seed of the interleaved run order")
@@ -43,34 +39,6 @@ func measuringFlags(name string, stderr io.Writer) (*flag.FlagSet, *commonFlags)
 	fs.BoolVar(&f.sel.Reduced, "reduced", false, "run each case at the reduced size it declares for CI (then -runs, -steps, -warmup apply)")
 	fs.Float64Var(&f.sel.ComputeScale, "compute-scale", 1, "multiply every case's compute per step (batch, or work for model none) by this: a host made slower or faster, on which signatures must still hold")
 	return fs, f
-}
-
-// sizeFlag is -runs, -steps or -warmup: left out, the case's own size (or
-// its baseline's), so its help shows no default; a value below min is an
-// error, never a silent "use the default".
-type sizeFlag struct {
-	v   *int
-	min int
-	set bool
-}
-
-func (f *sizeFlag) String() string {
-	if f == nil || !f.set {
-		return ""
-	}
-	return strconv.Itoa(*f.v)
-}
-
-func (f *sizeFlag) Set(s string) error {
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		return errors.New("want an integer")
-	}
-	if n < f.min {
-		return fmt.Errorf("must be >= %d (leave the flag out for the case's own size)", f.min)
-	}
-	*f.v, f.set = n, true
-	return nil
 }
 
 // loadCases resolves the case arguments (or the suite) with the flags'
@@ -88,31 +56,4 @@ func (f *commonFlags) loadCases(args []string) ([]*cases.Case, error) {
 func (f *commonFlags) launch(stderr io.Writer) *runner.Launch {
 	return &runner.Launch{Out: f.out, Label: f.sel.Suite, Python: f.python, Seed: f.seed, HostClass: f.hostClass,
 		Tool: cli.Version(), Command: os.Args, Progress: progress.New(stderr), Log: stderr}
-}
-
-// measuringFormat registers -format on a measuring command: what goes to
-// standard output. text is the tables as people read them; any other
-// format is the report alone, for a script to parse, and the tables go to
-// standard error instead.
-func measuringFormat(fs *flag.FlagSet) *string {
-	return report.FormatFlag(fs, "text", "`format` of standard output: text, or markdown, json, junit or html (the report alone; the tables then go to standard error)")
-}
-
-// humanOut is where a measuring command prints its tables: standard output
-// for -format text, standard error otherwise (standard output is the
-// report's).
-func humanOut(format string, stdout, stderr io.Writer) io.Writer {
-	if format == "text" {
-		return stdout
-	}
-	return stderr
-}
-
-// printFormat writes d to standard output in format unless it is text (the
-// tables already went there).
-func printFormat(stdout io.Writer, format string, d *report.Doc) error {
-	if format == "text" {
-		return nil
-	}
-	return report.RenderColor(stdout, format, d, false)
 }

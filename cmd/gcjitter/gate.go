@@ -23,7 +23,7 @@ func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	timing := fs.String("timing", "gate", "timing layer: gate (a regression fails) or report (shown, never fails: for noisy shared hosts)")
 	check := fs.Bool("check", false, "also evaluate the cases' expect: assertions")
 	from := fs.String("from", "", "judge the runs kept in this results directory (an interrupted gate's, say) instead of running")
-	format := measuringFormat(fs)
+	format := report.MeasuringFormatFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: gcjitter gate [flags] [case ...]
 
@@ -48,7 +48,7 @@ unchanged environment), 2 bad input or missing baseline, 3 infrastructure.
 	if m == nil {
 		return runErr
 	}
-	out := humanOut(*format, stdout, stderr)
+	out := report.HumanOut(*format, stdout, stderr)
 	report.RunSummaryText(out, m)
 	o, err := plan.Judge(m, outDir, gate.Policy{Timing: *timing, UnknownFails: *unknown == "fail", Check: *check})
 	if err != nil {
@@ -63,7 +63,7 @@ unchanged environment), 2 bad input or missing baseline, 3 infrastructure.
 		return cli.InfraError(fmt.Errorf("writing the reports: %w", err))
 	}
 	fmt.Fprintf(stderr, "gcjitter gate: reports in %s (gate.txt, .md, .json, .junit.xml, .html)\n", outDir)
-	if err := printFormat(stdout, *format, d); err != nil {
+	if err := report.PrintFormat(stdout, *format, d); err != nil {
 		return cli.InfraError(err)
 	}
 	switch {
@@ -110,34 +110,14 @@ func gateRuns(ctx context.Context, f *commonFlags, fs *flag.FlagSet, dir, from, 
 	if m != nil {
 		return plan, m, from, nil
 	}
-	if err := planPower(plan, timing, stderr); err != nil {
-		return nil, nil, "", err
+	if err := plan.CheckPower(stderr, timing == "gate"); err != nil {
+		return nil, nil, "", cli.Usagef("%v; nothing was run", err)
 	}
 	m, outDir, runErr := f.launch(stderr).Run(ctx, cs)
 	if m == nil || errors.Is(runErr, runner.ErrInterrupted) {
 		return nil, nil, "", launchError(runErr)
 	}
 	return plan, m, outDir, runErr
-}
-
-// planPower refuses a gate that cannot fail on timing (or warns, with
-// -timing report) and lists what its size cannot decide.
-func planPower(plan *gate.Plan, timing string, stderr io.Writer) error {
-	pw := plan.PlanPower()
-	if pw.Refused != nil {
-		if timing == "gate" {
-			return cli.Usagef("%v; nothing was run", pw.Refused)
-		}
-		pw.Warnings = append([]string{pw.Refused.Error() + " (timing is reported only: running)"}, pw.Warnings...)
-	}
-	for i, w := range pw.Warnings {
-		if i == 5 {
-			fmt.Fprintf(stderr, "gcjitter gate: warning: and %d more metrics this size cannot decide\n", len(pw.Warnings)-i)
-			break
-		}
-		fmt.Fprintf(stderr, "gcjitter gate: warning: %s\n", w)
-	}
-	return nil
 }
 
 // runFlags are the gate's flags that shaped its runs, as set: what the

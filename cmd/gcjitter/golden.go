@@ -153,7 +153,7 @@ func goldenDiff(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		gs[i] = g
 	}
-	if same, err := sameFiles(args[0], args[1]); err == nil && same {
+	if same, err := results.SameInput(args[0], args[1]); err == nil && same {
 		fmt.Fprintf(stdout, "%s and %s are identical\n", args[0], args[1])
 		return nil
 	}

@@ -1,17 +1,7 @@
 // Command gcjitter benchmarks garbage-collection jitter in PyTorch training.
 //
-// Usage:
-//
-//	gcjitter run [flags] [case|file ...]   run cases, write a results directory
-//	gcjitter compare [flags] OLD NEW        compare two results, tail-aware
-//	gcjitter gate [flags] [case ...]        run and check against baselines
-//	gcjitter golden update|show|diff ...    manage baselines
-//	gcjitter ab -a SPEC -b SPEC case ...    A/B of two environments
-//	gcjitter report [-format F] RESULTS [NEW] render a report
-//	gcjitter cases list|show NAME          the built-in suite
-//	gcjitter worker [flags]      run one worker process and summarise its records
-//	gcjitter worker -script      print the embedded worker program
-//	gcjitter version
+// Usage: gcjitter <command> [flags]; the commands are in usage below, their
+// flags in gcjitter <command> -h and the README.
 //
 // Exit codes: 0 success; 1 regression found; 2 bad usage or bad input;
 // 3 infrastructure failure (worker crashed, hung, interpreter missing), with
@@ -19,7 +9,7 @@
 //
 // Package main only wires: flags to the packages that hold the rules
 // (cases, runner, gate, golden, results, report), their errors to exit
-// codes (exitCode, the one place).
+// codes (internal/cli.Code, the one place).
 package main
 
 import (

@@ -59,7 +59,7 @@ directories or benchfmt files) like gcjitter compare.
 	}
 	if fs.NArg() == 2 {
 		d.Kind = "compare"
-		sides, err := loadSides(fs.Args(), stats.SpikeRule{})
+		sides, err := results.LoadPair(fs.Args(), stats.SpikeRule{})
 		if err != nil {
 			return cli.Usagef("%v", err)
 		}

@@ -16,7 +16,7 @@ import (
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, f := measuringFlags("gcjitter run", stderr)
 	check := fs.Bool("check", false, "evaluate the cases' expect: assertions; exit 1 when one fails")
-	format := measuringFormat(fs)
+	format := report.MeasuringFormatFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "usage: gcjitter run [flags] [case|file ...]\n\nRuns cases (default: the quick suite) and writes a results directory.\n\n")
 		fs.PrintDefaults()
@@ -32,7 +32,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if m == nil {
 		return launchError(runErr)
 	}
-	out := humanOut(*format, stdout, stderr)
+	out := report.HumanOut(*format, stdout, stderr)
 	report.RunSummaryText(out, m)
 	d := &report.Doc{Kind: "run", Title: "gcjitter run: " + dir, Generated: time.Now(), Manifest: m}
 	if err := report.AttachSteps(d, dir); err == nil {
@@ -41,7 +41,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	checkFailed := *check && !gate.CheckExpectations(out, cs, m)
-	if err := printFormat(stdout, *format, d); err != nil && runErr == nil {
+	if err := report.PrintFormat(stdout, *format, d); err != nil && runErr == nil {
 		return cli.InfraError(err)
 	}
 	if runErr != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -46,7 +45,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return cli.InfraError(err)
 	}
-	script, err := bench.WriteWorker(workerDir())
+	script, err := bench.WriteWorker(bench.CacheDir())
 	if err != nil {
 		return cli.InfraError(err)
 	}
@@ -71,13 +70,4 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	report.Worker(stdout, *out, res.Stream)
 	return nil
-}
-
-// workerDir is where the embedded worker is written for the interpreter to
-// run: the user's cache, or the temporary directory where there is none.
-func workerDir() string {
-	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "gcjitter")
-	}
-	return filepath.Join(os.TempDir(), "gcjitter")
 }

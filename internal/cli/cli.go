@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/gcjitter/gcjitter/cases"
 	"github.com/gcjitter/gcjitter/gate"
@@ -123,4 +124,32 @@ func ParseFlags(fs *flag.FlagSet, args []string) (done bool, err error) {
 		return true, Silent(Usage)
 	}
 	return false, nil
+}
+
+// SizeFlag is -runs, -steps or -warmup: left out, the case's own size (or
+// its baseline's), so its help shows no default; a value below min is an
+// error, never a silent "use the default".
+type SizeFlag struct {
+	V   *int
+	Min int
+	set bool
+}
+
+func (f *SizeFlag) String() string {
+	if f == nil || !f.set {
+		return ""
+	}
+	return strconv.Itoa(*f.V)
+}
+
+func (f *SizeFlag) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return errors.New("want an integer")
+	}
+	if n < f.Min {
+		return fmt.Errorf("must be >= %d (leave the flag out for the case's own size)", f.Min)
+	}
+	*f.V, f.set = n, true
+	return nil
 }
