@@ -2,7 +2,6 @@ package golden
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -57,8 +56,7 @@ func Check(g *Golden, path string, m *results.Manifest) (*Result, error) {
 			continue
 		}
 		if r.Meta != nil && res.Env.Device == "" {
-			res.Env = Env{Python: r.Meta.Python, Build: r.Meta.Build, Torch: r.Meta.Torch, TorchNPU: r.Meta.TorchNPU,
-				CUDA: r.Meta.CUDA, CANN: r.Meta.CANN, Device: r.Meta.Device, DevName: r.Meta.DevName, Worker: filepath.Base(m.Worker)}
+			res.Env = r.Meta.Env(m.Worker)
 		}
 		byVariant[r.Variant] = append(byVariant[r.Variant], *r.Summary)
 	}

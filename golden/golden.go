@@ -64,21 +64,9 @@ type Provenance struct {
 	Results  string  `json:"results"` // the results directory it came from
 }
 
-// Env is the environment key: what the GC schedule depends on.
-type Env struct {
-	Python   string `json:"python"`
-	Build    string `json:"python_build"`
-	Torch    string `json:"torch,omitempty"`
-	TorchNPU string `json:"torch_npu,omitempty"`
-	CUDA     string `json:"cuda,omitempty"`
-	CANN     string `json:"cann,omitempty"`
-	Device   string `json:"device"`
-	DevName  string `json:"device_name,omitempty"`
-	// Worker is the worker program's content-addressed name: its
-	// allocations are part of the schedule, so a new worker is a new
-	// environment, not a regression.
-	Worker string `json:"worker,omitempty"`
-}
+// Env is the environment key (results.Env, the one type every layer
+// uses).
+type Env = results.Env
 
 // Size is the experiment the baseline measured; a gate runs the same.
 type Size struct {
@@ -124,40 +112,6 @@ func scheduleOf(r stats.RunSummary) Schedule {
 func (s Schedule) String() string {
 	return fmt.Sprintf("collections gen0 %d, gen1 %d, gen2 %d; objects collected gen0 %d, gen1 %d, gen2 %d",
 		s.Collections[0], s.Collections[1], s.Collections[2], s.Collected[0], s.Collected[1], s.Collected[2])
-}
-
-// Key is the environment key in one line.
-func (e Env) Key() string {
-	parts := []string{"python " + e.Python + " (" + e.Build + ")"}
-	for _, kv := range [][2]string{{"torch", e.Torch}, {"torch_npu", e.TorchNPU}, {"cuda", e.CUDA}, {"cann", e.CANN}, {"worker", e.Worker}} {
-		if kv[1] != "" {
-			parts = append(parts, kv[0]+" "+kv[1])
-		}
-	}
-	return strings.Join(append(parts, "device "+e.Device), ", ")
-}
-
-// Changes lists what differs between two environment keys, e.g.
-// "torch 1.13.1 -> 2.4.0".
-func (e Env) Changes(new Env) []string {
-	var out []string
-	for _, f := range []struct{ name, a, b string }{
-		{"python", e.Python, new.Python}, {"python build", e.Build, new.Build}, {"torch", e.Torch, new.Torch},
-		{"torch_npu", e.TorchNPU, new.TorchNPU}, {"cuda", e.CUDA, new.CUDA}, {"cann", e.CANN, new.CANN},
-		{"device", e.Device, new.Device}, {"worker", e.Worker, new.Worker},
-	} {
-		if f.a != f.b {
-			out = append(out, fmt.Sprintf("%s %s -> %s", f.name, orNone(f.a), orNone(f.b)))
-		}
-	}
-	return out
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "(none)"
-	}
-	return s
 }
 
 var classRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
@@ -232,9 +186,7 @@ func FromResults(m *results.Manifest, dir, caseName, hostClass string) (*Golden,
 				return nil, fmt.Errorf("run %s did not complete (%s): a baseline needs every run; run again", r.ID, r.Status)
 			}
 			if r.Meta != nil && !envSet {
-				g.Env = Env{Python: r.Meta.Python, Build: r.Meta.Build, Torch: r.Meta.Torch, TorchNPU: r.Meta.TorchNPU,
-					CUDA: r.Meta.CUDA, CANN: r.Meta.CANN, Device: r.Meta.Device, DevName: r.Meta.DevName, Worker: filepath.Base(m.Worker)}
-				envSet = true
+				g.Env, envSet = r.Meta.Env(m.Worker), true
 			}
 			vals := map[string]float64{}
 			for _, mt := range stats.Metrics {

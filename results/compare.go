@@ -214,8 +214,10 @@ func Compare(old, new *Data, opt CompareOptions) *Comparison {
 			c.Notes = append(c.Notes, fmt.Sprintf("%s is only in %s: not compared", b, new.Path))
 			continue
 		}
-		if oe, ne := old.Env[b], new.Env[b]; oe != "" && ne != "" && oe != ne {
-			c.Notes = append(c.Notes, fmt.Sprintf("%s: environment changed: %s -> %s", b, oe, ne))
+		oe, oldHas := old.Env[b]
+		ne, newHas := new.Env[b]
+		if ch := oe.Changes(ne); oldHas && newHas && len(ch) > 0 {
+			c.Notes = append(c.Notes, fmt.Sprintf("%s: environment changed: %s", b, strings.Join(ch, ", ")))
 		}
 		oldSteps, newSteps := steps(old, b), steps(new, b)
 		if all := append(slices.Clone(oldSteps), newSteps...); len(all) > 0 && slices.Min(all) != slices.Max(all) {

@@ -36,9 +36,8 @@ type Data struct {
 	// directories only).
 	Floors map[string]map[string]float64
 	Alpha  float64
-	// Env describes the environment per bench ("python 3.11.2, torch
-	// 1.13.0, cpu"), from the run meta; results directories only.
-	Env      map[string]string
+	// Env is the environment per bench (results directories only).
+	Env      map[string]Env
 	Warnings []string
 }
 
@@ -59,7 +58,7 @@ func (e *InputError) Error() string {
 func newData(path string) *Data {
 	return &Data{Path: path, Values: map[string]map[string][]float64{}, Units: map[string][]string{},
 		MinIters: map[string]int{}, Better: map[string]int{}, Runs: map[string][]stats.RunSummary{},
-		Floors: map[string]map[string]float64{}, Env: map[string]string{}}
+		Floors: map[string]map[string]float64{}, Env: map[string]Env{}}
 }
 
 // NewData is an empty side of a comparison, for sources other than results
@@ -232,34 +231,14 @@ func loadDir(dir string, spike stats.SpikeRule) (*Data, error) {
 			d.add(name, unit, v)
 			d.Better[unit] = -1
 		}
-		if mt := metas[i]; mt != nil && d.Env[name] == "" {
-			d.Env[name] = envString(mt)
+		if mt := metas[i]; mt != nil && d.Env[name] == (Env{}) {
+			d.Env[name] = EnvOf(mt, m.Worker)
 		}
 	}
 	if len(problems) > 0 {
 		return nil, &InputError{problems}
 	}
 	return d, nil
-}
-
-func envString(m *bench.Meta) string {
-	s := "python " + m.Python.Version
-	if m.Python.FreeThreaded {
-		s += " (free-threaded)"
-	}
-	if m.Torch != "" {
-		s += ", torch " + m.Torch
-	}
-	if m.TorchNPU != "" {
-		s += ", torch_npu " + m.TorchNPU
-	}
-	if m.CUDA != "" {
-		s += ", cuda " + m.CUDA
-	}
-	if m.CANN != "" {
-		s += ", cann " + m.CANN
-	}
-	return s + ", " + m.Device.Kind
 }
 
 // summarizeFile streams one record file through a stats.Summarizer.

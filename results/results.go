@@ -148,15 +148,16 @@ type Run struct {
 // RunMeta is the part of a run's meta record that identifies its
 // environment.
 type RunMeta struct {
-	Python   string `json:"python"`
-	Build    string `json:"build"`
-	Torch    string `json:"torch,omitempty"`
-	TorchNPU string `json:"torch_npu,omitempty"`
-	CUDA     string `json:"cuda,omitempty"`
-	CANN     string `json:"cann,omitempty"`
-	Device   string `json:"device"`
-	DevName  string `json:"device_name"`
-	Threads  int    `json:"threads"`
+	Python       string `json:"python"`
+	Build        string `json:"build"`
+	FreeThreaded bool   `json:"free_threaded,omitempty"`
+	Torch        string `json:"torch,omitempty"`
+	TorchNPU     string `json:"torch_npu,omitempty"`
+	CUDA         string `json:"cuda,omitempty"`
+	CANN         string `json:"cann,omitempty"`
+	Device       string `json:"device"`
+	DevName      string `json:"device_name"`
+	Threads      int    `json:"threads"`
 	// Notes are the worker's remarks, e.g. a policy not applicable here.
 	Notes []string `json:"notes,omitempty"`
 }

@@ -91,8 +91,7 @@ func Collect(out, caseName, variant string, streamPaths []string, rule stats.Spi
 	run := &results.Run{ID: id, Case: caseName, Variant: variant, Policy: meta.Policy, Index: index, Order: len(m.Runs),
 		Seed: meta.Seed, Records: records, Stderr: stderr,
 		Status: results.StatusOK, Ranks: len(streams), Steps: len(streams[0].Steps),
-		Meta: &results.RunMeta{Python: meta.Python.Version, Build: meta.Python.Build, Torch: meta.Torch, TorchNPU: meta.TorchNPU,
-			CUDA: meta.CUDA, CANN: meta.CANN, Device: meta.Device.Kind, DevName: meta.Device.Name, Threads: meta.Threads, Notes: meta.Notes}}
+		Meta: results.RunMetaOf(meta)}
 	for k, st := range streams {
 		data, err := os.ReadFile(paths[st])
 		if err != nil {

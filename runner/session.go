@@ -206,8 +206,7 @@ func (s *Session) runOne(ctx context.Context, script string, p PlannedRun, r *re
 	r.Steps = len(res[0].Stream.Steps)
 	r.ExitCode = res[0].ExitCode
 	if m := res[0].Stream.Meta; m != nil {
-		r.Meta = &results.RunMeta{Python: m.Python.Version, Build: m.Python.Build, Torch: m.Torch, TorchNPU: m.TorchNPU,
-			CUDA: m.CUDA, CANN: m.CANN, Device: m.Device.Kind, DevName: m.Device.Name, Threads: m.Threads, Notes: m.Notes}
+		r.Meta = results.RunMetaOf(m)
 	}
 	failed := firstFailure(res)
 	switch {
