@@ -22,7 +22,13 @@ type Metric struct {
 	// PerKStep: a count per 1000 steps, so a run of n steps can only take
 	// multiples of 1000/n (the quantum).
 	PerKStep bool
-	Value    func(RunSummary) float64
+	// Floor is the default floor: the smallest relative change worth a
+	// verdict where a case's gate names none (DefaultFloors).
+	Floor float64
+	// Primary: tested by default (DefaultPrimary); the others are reported
+	// with their change, not tested.
+	Primary bool
+	Value   func(RunSummary) float64
 }
 
 // MinStepsP999 is the smallest run whose 99.9th percentile has a finite
@@ -36,19 +42,19 @@ const MinStepsP99 = 368
 
 // Metrics are gcjitter's metrics, in report order. All are better lower.
 var Metrics = []Metric{
-	{Name: "p50", Unit: "p50-ns/step", Value: func(r RunSummary) float64 { return r.P50 }},
-	{Name: "p90", Unit: "p90-ns/step", Value: func(r RunSummary) float64 { return r.P90 }},
-	{Name: "p99", Unit: "p99-ns/step", MinSteps: MinStepsP99, Value: func(r RunSummary) float64 { return r.P99 }},
-	{Name: "p99.9", Unit: "p99.9-ns/step", MinSteps: MinStepsP999, Value: func(r RunSummary) float64 { return r.P999 }},
-	{Name: "max", Unit: "max-ns/step", LengthBiased: true, Value: func(r RunSummary) float64 { return r.Max }},
-	{Name: "spike-rate", Unit: "spikes/kstep", PerKStep: true, Value: func(r RunSummary) float64 { return perK(r.Spikes, r.Steps) }},
-	{Name: "gc-share", Unit: "gc-share", Value: func(r RunSummary) float64 { return r.GCShare }},
+	{Name: "p50", Unit: "p50-ns/step", Floor: 0.02, Primary: true, Value: func(r RunSummary) float64 { return r.P50 }},
+	{Name: "p90", Unit: "p90-ns/step", Floor: 0.03, Value: func(r RunSummary) float64 { return r.P90 }},
+	{Name: "p99", Unit: "p99-ns/step", MinSteps: MinStepsP99, Floor: 0.03, Primary: true, Value: func(r RunSummary) float64 { return r.P99 }},
+	{Name: "p99.9", Unit: "p99.9-ns/step", MinSteps: MinStepsP999, Floor: 0.05, Value: func(r RunSummary) float64 { return r.P999 }},
+	{Name: "max", Unit: "max-ns/step", LengthBiased: true, Floor: 0.10, Value: func(r RunSummary) float64 { return r.Max }},
+	{Name: "spike-rate", Unit: "spikes/kstep", PerKStep: true, Floor: 0.10, Primary: true, Value: func(r RunSummary) float64 { return perK(r.Spikes, r.Steps) }},
+	{Name: "gc-share", Unit: "gc-share", Floor: 0.05, Primary: true, Value: func(r RunSummary) float64 { return r.GCShare }},
 	{Name: "gen0-collections", Unit: "gen0-collections/kstep", Exact: true, PerKStep: true, Value: func(r RunSummary) float64 { return perK(r.Collections[0], r.Steps) }},
 	{Name: "gen1-collections", Unit: "gen1-collections/kstep", Exact: true, PerKStep: true, Value: func(r RunSummary) float64 { return perK(r.Collections[1], r.Steps) }},
 	{Name: "gen2-collections", Unit: "gen2-collections/kstep", Exact: true, PerKStep: true, Value: func(r RunSummary) float64 { return perK(r.Collections[2], r.Steps) }},
-	{Name: "gen0-pause", Unit: "gen0-max-pause-ns", LengthBiased: true, Value: func(r RunSummary) float64 { return r.MaxPauseNS[0] }},
-	{Name: "gen1-pause", Unit: "gen1-max-pause-ns", LengthBiased: true, Value: func(r RunSummary) float64 { return r.MaxPauseNS[1] }},
-	{Name: "gen2-pause", Unit: "gen2-max-pause-ns", LengthBiased: true, Value: func(r RunSummary) float64 { return r.MaxPauseNS[2] }},
+	{Name: "gen0-pause", Unit: "gen0-max-pause-ns", LengthBiased: true, Floor: 0.05, Value: func(r RunSummary) float64 { return r.MaxPauseNS[0] }},
+	{Name: "gen1-pause", Unit: "gen1-max-pause-ns", LengthBiased: true, Floor: 0.05, Value: func(r RunSummary) float64 { return r.MaxPauseNS[1] }},
+	{Name: "gen2-pause", Unit: "gen2-max-pause-ns", LengthBiased: true, Floor: 0.03, Primary: true, Value: func(r RunSummary) float64 { return r.MaxPauseNS[2] }},
 }
 
 func perK(n, steps int) float64 {
@@ -84,18 +90,19 @@ const (
 	DefaultAlpha = 0.05
 )
 
-// DefaultFloors are the floors of the metrics a gate does not name: the
-// smallest change worth a verdict, below what users must catch (the
-// customer's spikes grew +4.7%, so p99 and the pauses sit under 5%). A
-// floor only keeps a significant but negligible change from failing a
+// DefaultFloors are the catalogue's floors by metric name: the floors of
+// the metrics a gate does not name. They sit below what users must catch
+// (the customer's spikes grew +4.7%, so p99 and the pauses are under 5%);
+// a floor only keeps a significant but negligible change from failing a
 // gate; what a size can detect is Row.Detectable and Plan. Collections are
 // exact, so any change counts.
-var DefaultFloors = map[string]float64{
-	"p50": 0.02, "p90": 0.03, "p99": 0.03, "p99.9": 0.05, "max": 0.10,
-	"spike-rate": 0.10, "gc-share": 0.05,
-	"gen0-collections": 0, "gen1-collections": 0, "gen2-collections": 0,
-	"gen0-pause": 0.05, "gen1-pause": 0.05, "gen2-pause": 0.03,
-}
+var DefaultFloors = func() map[string]float64 {
+	out := map[string]float64{}
+	for _, m := range Metrics {
+		out[m.Name] = m.Floor
+	}
+	return out
+}()
 
 // MetricPairs pairs every metric of two sets of run summaries of one
 // benchmark, with the runs' lengths; metrics outside DefaultPrimary are

@@ -12,7 +12,15 @@ import (
 // (p90, p99.9 and max, which move with p99; gen0/gen1 pauses) are reported
 // with their change and interval, not tested, and the collection counts
 // keep their exact comparison.
-var DefaultPrimary = []string{"p50", "p99", "spike-rate", "gc-share", "gen2-pause"}
+var DefaultPrimary = func() []string {
+	var out []string
+	for _, m := range Metrics {
+		if m.Primary {
+			out = append(out, m.Name)
+		}
+	}
+	return out
+}()
 
 // IsPrimary reports whether a gcjitter metric is tested under a primary
 // list (nil: DefaultPrimary).
