@@ -89,15 +89,6 @@ func Markdown(w io.Writer, d *Doc) {
 	}
 }
 
-func scheduleFailed(d *Doc) bool {
-	for _, s := range d.Schedules {
-		if s.ScheduleFailed() {
-			return true
-		}
-	}
-	return false
-}
-
 func verdictMark(r *stats.Row) string {
 	switch r.Verdict {
 	case stats.Regressed:

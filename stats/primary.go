@@ -1,7 +1,6 @@
 package stats
 
 import (
-	"fmt"
 	"slices"
 )
 
@@ -47,20 +46,3 @@ func MarkPrimary(pairs []Pair, primary []string) {
 }
 
 func allEqualOrEmpty(xs []float64) bool { return len(xs) == 0 || allEqual(xs) }
-
-// CheckPrimary checks a list of primary metrics: known names, no
-// duplicates, at least one (a gate that tests nothing cannot fail).
-func CheckPrimary(primary []string) error {
-	if len(primary) == 0 {
-		return fmt.Errorf("names no metric: a gate that tests nothing cannot fail")
-	}
-	for i, m := range primary {
-		if _, ok := MetricByName(m); !ok {
-			return fmt.Errorf("unknown metric %q", m)
-		}
-		if slices.Contains(primary[:i], m) {
-			return fmt.Errorf("%q named twice", m)
-		}
-	}
-	return nil
-}

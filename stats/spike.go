@@ -68,21 +68,6 @@ func (r SpikeRule) OrDefault() SpikeRule {
 	return r
 }
 
-// Validate reports a rule that cannot be applied.
-func (r SpikeRule) Validate() error {
-	switch {
-	case r.Factor != 0 && r.Factor <= 1:
-		return fmt.Errorf("spike factor must be > 1, got %v", r.Factor)
-	case r.Sigmas < 0 || math.IsNaN(r.Sigmas) || math.IsInf(r.Sigmas, 0):
-		return fmt.Errorf("spike sigmas must be >= 0, got %v", r.Sigmas)
-	case r.GCSigmas < 0 || r.GCSigmas > max(r.Sigmas, DefaultSpikeRule.Sigmas) || math.IsNaN(r.GCSigmas):
-		return fmt.Errorf("spike GC sigmas must be in [0, sigmas], got %v", r.GCSigmas)
-	case r.Floor < 0 || r.Floor >= 1 || math.IsNaN(r.Floor):
-		return fmt.Errorf("spike floor must be in [0, 1), got %v", r.Floor)
-	}
-	return nil
-}
-
 // String says the rule in words, for reports.
 func (r SpikeRule) String() string {
 	r = r.OrDefault()
