@@ -142,6 +142,10 @@ type Gate struct {
 	// false-alarm rate is spent on); empty: stats.DefaultPrimary. The
 	// others are reported with their change, not tested.
 	Primary []string `yaml:"primary"`
+	// Drift sets the session drift (stats.Options.Drift) of metrics, by
+	// name, for a gate against a baseline from another session: how much
+	// this host's session means move. Others take stats.DefaultDrift.
+	Drift map[string]Fraction `yaml:"drift"`
 	// What counts as a spike (stats.SpikeRule): an excess over the run's
 	// typical step of more than SpikeSigmas robust SDs (SpikeGCSigmas when
 	// its collections explain it) and SpikeFloor of the step; SpikeFactor,
@@ -174,6 +178,15 @@ func (g Gate) Floor(metric string) Fraction {
 		return f
 	}
 	return Fraction(stats.DefaultFloors[metric])
+}
+
+// SessionDrift returns the session drift for metric: the case's, or the
+// default.
+func (g Gate) SessionDrift(metric string) float64 {
+	if f, ok := g.Drift[metric]; ok {
+		return float64(f)
+	}
+	return stats.DefaultDrift[metric]
 }
 
 var (
@@ -372,11 +385,17 @@ func (c *Case) validate(at func(path ...string) int) []*Error {
 			bad(at("timeouts", t.name), "timeouts.%s: must be positive, got %v", t.name, time.Duration(t.d))
 		}
 	}
-	for _, m := range slices.Sorted(maps.Keys(c.Gate.Floors)) {
-		if !contains(GateMetrics, m) {
-			bad(at("gate", "floors", m), "gate.floors: unknown metric %q (want one of %s)", m, strings.Join(GateMetrics, ", "))
-		} else if f := c.Gate.Floors[m]; f < 0 || f > 10 {
-			bad(at("gate", "floors", m), "gate.floors.%s: must be between 0%% and 1000%%, got %v", m, f)
+	for _, key := range []string{"floors", "drift"} {
+		values := c.Gate.Floors
+		if key == "drift" {
+			values = c.Gate.Drift
+		}
+		for _, m := range slices.Sorted(maps.Keys(values)) {
+			if !contains(GateMetrics, m) {
+				bad(at("gate", key, m), "gate.%s: unknown metric %q (want one of %s)", key, m, strings.Join(GateMetrics, ", "))
+			} else if f := values[m]; f < 0 || f > 10 {
+				bad(at("gate", key, m), "gate.%s.%s: must be between 0%% and 1000%%, got %v", key, m, f)
+			}
 		}
 	}
 	if c.Gate.Primary != nil {

@@ -34,6 +34,13 @@ type Options struct {
 	// KeepSizes leaves the cases' sizes as they are: runs already made
 	// (gate -from) have the sizes they have.
 	KeepSizes bool
+	// Drift, when set, is the session drift of every metric that drifts
+	// (stats.DefaultDrift above 0), over the cases' own gate.drift: gate
+	// -drift. 0 judges as if the baseline were measured in this session.
+	Drift *float64
+	// MaxRuns is the most runs per variant adaptive rounds may grow to
+	// (-max-runs): the plan must be able to decide at that size.
+	MaxRuns int
 }
 
 // Plan is a gate ready to run: every case with its baseline.
@@ -202,10 +209,28 @@ func (p *Plan) Judge(m *results.Manifest, dir string, pol Policy) (*Outcome, err
 	if err != nil {
 		return nil, fmt.Errorf("reading the new results: %w", err)
 	}
-	o.Comparison = results.Compare(old, newData, results.CompareOptions{Primary: Primary(p.Cases)})
+	o.Comparison = results.Compare(old, newData, results.CompareOptions{Primary: Primary(p.Cases), Drift: p.SessionDrift})
 	leaveCountsToSchedules(o.Comparison, p.Cases, o.Schedules)
 	o.settle()
 	return o, nil
+}
+
+// SessionDrift is the session drift the gate allows a benchmark's metric:
+// the baseline was measured in another session, whose shift more runs
+// tonight cannot average away.
+func (p *Plan) SessionDrift(bench, metric string) float64 {
+	if p.Drift != nil {
+		if stats.DefaultDrift[metric] > 0 {
+			return *p.Drift
+		}
+		return 0
+	}
+	for _, c := range p.Cases {
+		if c.Name == results.CaseOf(bench) {
+			return c.Gate.SessionDrift(metric)
+		}
+	}
+	return stats.DefaultDrift[metric]
 }
 
 // settle applies the policy to the timing layer's verdicts.

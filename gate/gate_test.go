@@ -249,13 +249,50 @@ func TestPlanPowerRefusesAGateThatCannotFail(t *testing.T) {
 func TestPlanABRefusesAnABThatCannotFail(t *testing.T) {
 	c := fixtureCase(t)
 	c.Runs = 2
-	err := PlanAB([]*cases.Case{c})
+	err := PlanAB([]*cases.Case{c}, 0)
 	var pe *PlanError
 	if !errors.As(err, &pe) || !strings.Contains(pe.Msg, "pass -runs ") {
 		t.Fatalf("got %v, want a refusal naming -runs", err)
 	}
 	c.Runs = 8
-	if err := PlanAB([]*cases.Case{c}); err != nil {
+	if err := PlanAB([]*cases.Case{c}, 0); err != nil {
 		t.Errorf("8 runs a side refused: %v", err)
+	}
+}
+
+// The baseline is another session's: the gate allows the timing metrics
+// the session drift (the case's gate.drift, else the catalogue's), the
+// -drift flag overrides it, and counts never drift.
+func TestJudgeAllowsSessionDrift(t *testing.T) {
+	c := fixtureCase(t)
+	c.Gate.Drift = map[string]cases.Fraction{"p50": 0.02}
+	dir := baseline(t, "test-cpu", nil)
+	zero := 0.0
+	for _, tc := range []struct {
+		drift              *float64
+		p50, gcShare, rate float64
+	}{
+		{nil, 0.02, stats.HostDrift, 0},
+		{&zero, 0, 0, 0},
+	} {
+		p := plan(t, dir, c)
+		p.Drift = tc.drift
+		o, err := p.Judge(fixtureManifest(t), fixtureDir, Policy{Timing: "gate"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]float64{"p50": tc.p50, "gc-share": tc.gcShare, "spike-rate": tc.rate}
+		seen := 0
+		for _, r := range o.Comparison.Rows {
+			if w, ok := want[r.Metric]; ok {
+				seen++
+				if r.Drift != w {
+					t.Errorf("-drift %v: %s %s drift %v, want %v", tc.drift, r.Bench, r.Metric, r.Drift, w)
+				}
+			}
+		}
+		if seen < 3 {
+			t.Errorf("%d p50, gc-share or spike-rate rows, want one of each per variant", seen)
+		}
 	}
 }

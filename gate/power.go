@@ -55,7 +55,8 @@ func (p *Plan) PlanPower() Power {
 					}
 				}
 				ci.items = append(ci.items, stats.PlanItem{Bench: results.BenchName(c.Name, v.Name), Metric: metric,
-					Spread: stats.BaselineSpread(metric, xs, g.Size.Steps), Floor: float64(c.Gate.Floor(metric))})
+					Spread: stats.BaselineSpread(metric, xs, g.Size.Steps), Floor: float64(c.Gate.Floor(metric)),
+					Drift: p.SessionDrift(results.BenchName(c.Name, v.Name), metric)})
 			}
 		}
 		family += len(ci.items)
@@ -63,7 +64,8 @@ func (p *Plan) PlanPower() Power {
 	}
 	var pw Power
 	for _, ci := range all {
-		opt := stats.PlanOptions{OldRuns: ci.g.Size.Runs, NewRuns: ci.c.Runs, Family: family, Alpha: ci.c.Gate.Alpha}
+		runs := max(ci.c.Runs, p.MaxRuns)
+		opt := stats.PlanOptions{OldRuns: ci.g.Size.Runs, NewRuns: runs, Family: family, Alpha: ci.c.Gate.Alpha}
 		res := stats.Plan(ci.items, opt)
 		if res.OK {
 			continue
@@ -72,11 +74,11 @@ func (p *Plan) PlanPower() Power {
 			if res.Powers[i] >= stats.DetectPower {
 				continue
 			}
-			msg := fmt.Sprintf("%s %s: %d new runs against the baseline's %d detect a doubling with %.0f%% power (run-to-run spread %s)",
-				it.Bench, it.Metric, ci.c.Runs, ci.g.Size.Runs, 100*res.Powers[i], stats.Pct(it.Spread))
+			msg := fmt.Sprintf("%s %s: %d new runs against the baseline's %d detect a doubling with %.0f%% power (run-to-run spread %s, session drift %s)",
+				it.Bench, it.Metric, runs, ci.g.Size.Runs, 100*res.Powers[i], stats.Pct(it.Spread), stats.Pct(it.Drift))
 			if slices.Contains(Decisive, it.Metric) && pw.Refused == nil {
 				pw.Refused = &PlanError{fmt.Sprintf("this gate cannot fail: %s; with -runs %s it can, or remake the baseline with more runs (golden update -runs N)",
-					msg, minRunsText(stats.Plan([]stats.PlanItem{it}, stats.PlanOptions{OldRuns: ci.g.Size.Runs, NewRuns: ci.c.Runs, Family: family, Alpha: ci.c.Gate.Alpha}).MinRuns))}
+					msg, minRunsText(stats.Plan([]stats.PlanItem{it}, stats.PlanOptions{OldRuns: ci.g.Size.Runs, NewRuns: runs, Family: family, Alpha: ci.c.Gate.Alpha}).MinRuns))}
 				continue
 			}
 			pw.Warnings = append(pw.Warnings, msg+": it will likely be unknown")
@@ -126,15 +128,18 @@ func (p *Plan) CheckPower(w io.Writer, gated bool) error {
 // can detect a doubling of p50 and p99 (both sides run the planned runs;
 // with no baseline to measure the spread, stats.PlanDefaultSpread): an A/B
 // that cannot is refused, naming the runs that can.
-func PlanAB(cs []*cases.Case) error { return planBothSides(cs, "this A/B cannot fail") }
+// maxRuns, when above a case's runs, is what adaptive rounds may grow to.
+func PlanAB(cs []*cases.Case, maxRuns int) error {
+	return planBothSides(cs, maxRuns, "this A/B cannot fail")
+}
 
 // PlanBaseline is PlanAB for the runs of a new baseline: a gate of the same
 // size against it must be able to fail.
 func PlanBaseline(cs []*cases.Case) error {
-	return planBothSides(cs, "a gate against this baseline could not fail")
+	return planBothSides(cs, 0, "a gate against this baseline could not fail")
 }
 
-func planBothSides(cs []*cases.Case, what string) error {
+func planBothSides(cs []*cases.Case, maxRuns int, what string) error {
 	family := 0
 	for _, c := range cs {
 		family += len(c.Variants) * len(primaryOf(c))
@@ -148,10 +153,11 @@ func planBothSides(cs []*cases.Case, what string) error {
 				}
 			}
 		}
-		res := stats.Plan(items, stats.PlanOptions{NewRuns: c.Runs, Family: family, Alpha: c.Gate.Alpha})
+		runs := max(c.Runs, maxRuns)
+		res := stats.Plan(items, stats.PlanOptions{NewRuns: runs, Family: family, Alpha: c.Gate.Alpha})
 		if !res.OK {
 			return &PlanError{fmt.Sprintf("%s: %d runs a side detect a doubling of %s %s with %.0f%% power (at an assumed run-to-run spread of %s); pass -runs %s",
-				what, c.Runs, res.Worst.Bench, res.Worst.Metric, 100*res.Power, stats.Pct(stats.PlanDefaultSpread), minRunsText(res.MinRuns))}
+				what, runs, res.Worst.Bench, res.Worst.Metric, 100*res.Power, stats.Pct(stats.PlanDefaultSpread), minRunsText(res.MinRuns))}
 		}
 	}
 	return nil

@@ -41,6 +41,9 @@ type CompareOptions struct {
 	Primary map[string][]string
 	// Family is FamilyComparison (""), FamilyCase or FamilyBenchmark.
 	Family string
+	// Drift is the session drift of a benchmark's metric when the sides
+	// come from different sessions (stats.Options.Drift); nil: none.
+	Drift func(bench, metric string) float64
 }
 
 // Comparison is the judgement of NEW against OLD.
@@ -278,6 +281,12 @@ func Compare(old, new *Data, opt CompareOptions) *Comparison {
 		Alpha:  c.Alpha,
 		Floor:  func(p stats.Pair) float64 { return floorOf[[2]string{p.Bench, p.Metric}] },
 		Family: family,
+		Drift: func(p stats.Pair) float64 {
+			if opt.Drift == nil {
+				return 0
+			}
+			return opt.Drift(p.Bench, p.Metric)
+		},
 	})
 	return c
 }

@@ -93,7 +93,29 @@ func (l *Launch) Run(ctx context.Context, cs []*cases.Case) (*results.Manifest, 
 	}
 	logf("%d runs of %d case(s) with %s; results in %s", len(plan), len(cs), py, dir)
 	m, err := s.Execute(ctx, cs, plan)
-	if m != nil {
+	return m, dir, l.finish(m, dir, err, 0)
+}
+
+// More runs rounds[name] more rounds of each named case into the results
+// directory dir that Run made (adaptive rounds), appending to m; cs are
+// the cases Run was given. Its errors are Run's.
+func (l *Launch) More(ctx context.Context, m *results.Manifest, dir string, cs []*cases.Case, rounds map[string]int) error {
+	plan := PlanMore(cs, l.Seed, rounds)
+	if len(plan) == 0 {
+		return nil
+	}
+	s := &Session{Dir: dir, Python: m.Python, PythonFrom: m.PythonFrom, Tool: l.Tool, Command: l.Command, Seed: l.Seed,
+		Progress: l.Progress, HostClass: m.HostClass}
+	first := len(m.Runs)
+	fmt.Fprintf(l.Log, "gcjitter: %d more runs (adaptive rounds)\n", len(plan))
+	return l.finish(m, dir, s.Extend(ctx, m, cs, plan), first)
+}
+
+// finish logs what the runs of m from first on came to and returns the
+// launch's error for them.
+func (l *Launch) finish(m *results.Manifest, dir string, err error, first int) error {
+	logf := func(format string, args ...any) { fmt.Fprintf(l.Log, "gcjitter: "+format+"\n", args...) }
+	if m != nil && first == 0 {
 		for _, w := range m.Host.Warnings {
 			logf("warning: %s", w)
 		}
@@ -102,15 +124,15 @@ func (l *Launch) Run(ctx context.Context, cs []*cases.Case) (*results.Manifest, 
 		logf("%v", err)
 		var le *LockedError
 		if errors.As(err, &le) || errors.Is(err, ErrResultsExist) {
-			return m, dir, err
+			return err
 		}
 		if m != nil && slices.ContainsFunc(m.Runs, func(r *results.Run) bool { return r.Status == results.StatusOK }) {
 			logf("completed runs are kept in %s; fix the cause (free space, permissions) and run again with another -o", dir)
 		}
-		return m, dir, err
+		return err
 	}
 	failed := 0
-	for _, r := range m.Runs {
+	for _, r := range m.Runs[first:] {
 		if r.Status == results.StatusFailed {
 			failed++
 			logf("run %s failed: %s (records: %s, stderr: %s)", r.ID, r.Reason, filepath.Join(dir, r.Records), filepath.Join(dir, r.Stderr))
@@ -122,13 +144,13 @@ func (l *Launch) Run(ctx context.Context, cs []*cases.Case) (*results.Manifest, 
 	switch {
 	case m.Interrupted:
 		logf("interrupted; completed runs are kept in %s", dir)
-		return m, dir, ErrInterrupted
+		return ErrInterrupted
 	case failed > 0:
-		logf("%d of %d runs failed; the others are kept in %s", failed, len(m.Runs), dir)
+		logf("%d of %d runs failed; the others are kept in %s", failed, len(m.Runs)-first, dir)
 		logf("compare and report read the runs that completed; after fixing the cause, run the failed variants again with -filter '%s'", failedVariants(m))
-		return m, dir, &FailedRunsError{failed, len(m.Runs)}
+		return &FailedRunsError{failed, len(m.Runs) - first}
 	}
-	return m, dir, nil
+	return nil
 }
 
 // failedVariants is a -filter expression matching the variants with a

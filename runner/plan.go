@@ -38,22 +38,43 @@ func Plan(cs []*cases.Case, seed int64) []PlannedRun {
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x6763_6a69_7474_6572)) // "gcjitter"
 	var out []PlannedRun
 	for _, c := range cs {
-		order := make([]int, len(c.Variants))
-		for round := range c.Runs {
-			for i := range order {
-				order[i] = i
-			}
-			rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-			for _, vi := range order {
-				v := c.Variants[vi]
-				out = append(out, PlannedRun{
-					Case:     c,
-					Variant:  v,
-					Index:    round,
-					ID:       fmt.Sprintf("%s/%s/run-%02d", c.Name, v.Name, round+1),
-					HashSeed: hashSeed(c.Seed, round),
-				})
-			}
+		out = appendRounds(out, rng, c, 0, c.Runs)
+	}
+	return out
+}
+
+// PlanMore orders more rounds of cases that already ran: rounds[name]
+// rounds of each named case after its c.Runs, in the order of cs. Its
+// shuffle is seeded by seed and the rounds done, so a grown plan is as
+// reproducible as the first.
+func PlanMore(cs []*cases.Case, seed int64, rounds map[string]int) []PlannedRun {
+	var out []PlannedRun
+	for _, c := range cs {
+		if rounds[c.Name] <= 0 {
+			continue
+		}
+		rng := rand.New(rand.NewPCG(uint64(seed)+uint64(c.Runs), 0x6763_6a69_7474_6572))
+		out = appendRounds(out, rng, c, c.Runs, c.Runs+rounds[c.Name])
+	}
+	return out
+}
+
+func appendRounds(out []PlannedRun, rng *rand.Rand, c *cases.Case, from, to int) []PlannedRun {
+	order := make([]int, len(c.Variants))
+	for round := from; round < to; round++ {
+		for i := range order {
+			order[i] = i
+		}
+		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		for _, vi := range order {
+			v := c.Variants[vi]
+			out = append(out, PlannedRun{
+				Case:     c,
+				Variant:  v,
+				Index:    round,
+				ID:       fmt.Sprintf("%s/%s/run-%02d", c.Name, v.Name, round+1),
+				HashSeed: hashSeed(c.Seed, round),
+			})
 		}
 	}
 	return out

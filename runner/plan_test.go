@@ -89,3 +89,31 @@ func TestWorkerEnvIsAnAllowlist(t *testing.T) {
 		t.Errorf("env\n got %v\nwant %v", env, want)
 	}
 }
+
+// Adaptive rounds continue a case's runs: the next indices and IDs, every
+// variant once per round, the same order for the same seed, and only the
+// cases asked for.
+func TestPlanMoreContinuesTheRounds(t *testing.T) {
+	c, other := testCase(t, 3), testCase(t, 3)
+	other.Name = "q"
+	more := PlanMore([]*cases.Case{c, other}, 1, map[string]int{"p": 2})
+	if len(more) != 8 {
+		t.Fatalf("%d runs, want 2 rounds of 4 variants", len(more))
+	}
+	seen := map[string]bool{}
+	for i, p := range more {
+		if p.Case != c || p.Index != 3+i/4 || seen[p.ID] {
+			t.Errorf("run %d: %s index %d", i, p.ID, p.Index)
+		}
+		seen[p.ID] = true
+	}
+	if !seen["p/default/run-04"] || !seen["p/manual:5/run-05"] {
+		t.Errorf("IDs %v", seen)
+	}
+	again := PlanMore([]*cases.Case{c, other}, 1, map[string]int{"p": 2})
+	for i := range more {
+		if more[i].ID != again[i].ID {
+			t.Fatalf("the same seed gave another order at %d: %s vs %s", i, more[i].ID, again[i].ID)
+		}
+	}
+}

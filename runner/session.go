@@ -98,38 +98,72 @@ func (s *Session) Execute(ctx context.Context, cs []*cases.Case, plan []PlannedR
 		}
 		m.Cases = append(m.Cases, rc)
 	}
+	return m, s.execute(ctx, m, script, plan)
+}
+
+// Extend runs more of the cases kept in m, into the same directory: the
+// rounds of runner.PlanMore, appended to the manifest, the cases' run
+// counts raised to match (adaptive rounds). cs are the cases m was made
+// from; their Runs are raised too.
+func (s *Session) Extend(ctx context.Context, m *results.Manifest, cs []*cases.Case, plan []PlannedRun) error {
+	unlock, err := lockDir(s.Dir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	for _, p := range plan {
+		for i := range m.Cases {
+			if m.Cases[i].Name == p.Case.Name {
+				m.Cases[i].Runs = max(m.Cases[i].Runs, p.Index+1)
+			}
+		}
+	}
+	for _, c := range cs {
+		for _, rc := range m.Cases {
+			if rc.Name == c.Name {
+				c.Runs = rc.Runs
+			}
+		}
+	}
+	m.Finished = nil
+	return s.execute(ctx, m, filepath.Join(s.Dir, m.Worker), plan)
+}
+
+// execute appends the plan's runs to the manifest and runs them in order.
+func (s *Session) execute(ctx context.Context, m *results.Manifest, script string, plan []PlannedRun) error {
+	first := len(m.Runs)
 	for i, p := range plan {
 		cfg := p.Case.WorkerConfig(p.Variant)
 		m.Runs = append(m.Runs, &results.Run{
 			ID: p.ID, Case: p.Case.Name, Variant: p.Variant.Name, Policy: p.Variant.Policy,
-			Index: p.Index, Order: i, Seed: p.Case.Seed, HashSeed: p.HashSeed, Args: cfg.Args(),
+			Index: p.Index, Order: first + i, Seed: p.Case.Seed, HashSeed: p.HashSeed, Args: cfg.Args(),
 			Records: p.RecordsPath(), Stderr: p.StderrPath(), Status: results.StatusPending, Ranks: max(p.Case.Ranks, 1),
 		})
 	}
 	if err := s.save(m); err != nil {
-		return m, err
+		return err
 	}
 	if s.Progress != nil {
-		s.Progress.Begin(m.Runs)
+		s.Progress.Begin(m.Runs[first:])
 	}
 
 	for i, p := range plan {
-		r := m.Runs[i]
+		r := m.Runs[first+i]
 		if ctx.Err() != nil {
 			r.Status, r.Reason = results.StatusSkipped, "not started: interrupted"
 			continue
 		}
 		if err := s.runOne(ctx, script, p, r, i, len(plan)); err != nil {
-			return m, err
+			return err
 		}
 		if err := s.save(m); err != nil {
-			return m, err
+			return err
 		}
 	}
 	m.Interrupted = ctx.Err() != nil
 	now := time.Now().UTC()
 	m.Finished = &now
-	return m, s.save(m)
+	return s.save(m)
 }
 
 func (s *Session) runOne(ctx context.Context, script string, p PlannedRun, r *results.Run, n, total int) error {

@@ -73,6 +73,14 @@ type Options struct {
 	// tested pair of the Compare call (the gate's false-alarm rate is then
 	// at most Alpha).
 	Family func(p Pair) string
+	// Drift returns a pair's session drift: the standard deviation of the
+	// shift of a session's mean (on the test's scale: about relative) from
+	// one session to another on the same host, for sides measured in
+	// different sessions (a gate against a committed baseline). Runs of one
+	// session share their session's shift, so more runs cannot average it
+	// away: it adds to the variance of the difference whatever the sizes.
+	// Nil, or 0: both sides come from one session (ab interleaves them).
+	Drift func(p Pair) float64
 }
 
 func (o Options) alpha() float64 {
@@ -155,6 +163,9 @@ type Row struct {
 	// the values relative to old's mean. DF is the t-test's degrees of
 	// freedom (0 for the U test).
 	Spread, DF float64
+	// Drift is the session drift the test added to the run-to-run spread
+	// (Options.Drift), on the same scale; 0 when the sides share a session.
+	Drift float64
 	// Detectable is the smallest relative change (beyond the floor) that a
 	// row of this size and spread detects with 95% power in its family,
 	// alone; NaN when unknown, +Inf when none can be.
@@ -184,7 +195,11 @@ func Compare(pairs []Pair, opt Options) []*Row {
 	alpha := opt.alpha()
 	rows := make([]*Row, len(pairs))
 	for i, p := range pairs {
-		rows[i] = compareOne(p, alpha, opt.floor(p))
+		drift := 0.0
+		if opt.Drift != nil {
+			drift = max(0, opt.Drift(p))
+		}
+		rows[i] = compareOne(p, alpha, opt.floor(p), drift)
 	}
 	family := func(r *Row) string { return "" }
 	if opt.Family != nil {
@@ -268,12 +283,12 @@ func stepList(s []int) string {
 	return strings.Join(parts, "/")
 }
 
-func compareOne(p Pair, alpha, floor float64) *Row {
+func compareOne(p Pair, alpha, floor, drift float64) *Row {
 	if p.Better == 0 {
 		p.Better = -1
 	}
 	r := &Row{Pair: p, Floor: floor, P: math.NaN(), PAdj: math.NaN(), Change: math.NaN(), ChangeLo: math.NaN(), ChangeHi: math.NaN(),
-		Level: math.NaN(), Spread: math.NaN(), Detectable: math.NaN()}
+		Level: math.NaN(), Spread: math.NaN(), Detectable: math.NaN(), Drift: drift}
 	var w1, w2 []string
 	r.Old, w1 = clean("old", p.Old)
 	r.New, w2 = clean("new", p.New)
@@ -319,7 +334,9 @@ func compareOne(p Pair, alpha, floor float64) *Row {
 	r.logs = slices.IndexFunc(r.Old, func(x float64) bool { return x <= 0 }) < 0 &&
 		slices.IndexFunc(r.New, func(x float64) bool { return x <= 0 }) < 0
 	n1, n2 := len(r.Old), len(r.New)
-	if min(n1, n2) >= RankTestRuns {
+	// A rank test cannot carry the session drift (every run of a side
+	// shares one shift): with drift, Student's t at every size.
+	if min(n1, n2) >= RankTestRuns && drift == 0 {
 		r.Test = TestU
 		if r.logs {
 			r.Test = TestULog
@@ -355,15 +372,16 @@ func compareOne(p Pair, alpha, floor float64) *Row {
 			logAll(x)
 			logAll(y)
 		}
-		r.DF = float64(n1 + n2 - 2)
 		r.est = mean(y) - mean(x)
 		sp := math.Max(pooledSD(x, y), quantumSD(p, append(slices.Clone(r.Old), r.New...), r.logs))
-		r.se = sp * math.Sqrt(1/float64(n1)+1/float64(n2))
 		r.Spread = sp
+		d := drift
 		if !r.logs {
 			r.base = mean(r.Old)
 			r.Spread = relTo(sp, r.base)
+			d = drift * math.Abs(r.base)
 		}
+		r.se, r.DF = tScale(sp, d, n1, n2)
 		switch {
 		case r.tooFew:
 			r.Spread = math.NaN()
@@ -693,7 +711,11 @@ func decide(r *Row, alpha float64) {
 		r.RunsNeeded = 2
 		return
 	}
-	ci := fmt.Sprintf("%s [%s, %s] (%s interval, %s)", Pct(r.Change), Pct(r.ChangeLo), Pct(r.ChangeHi), confText(r.Level), testName(r.Test))
+	test := testName(r.Test)
+	if r.Drift > 0 {
+		test += fmt.Sprintf(" with session drift ±%s", pctAbs(r.Drift))
+	}
+	ci := fmt.Sprintf("%s [%s, %s] (%s interval, %s)", Pct(r.Change), Pct(r.ChangeLo), Pct(r.ChangeHi), confText(r.Level), test)
 	fam := fmt.Sprintf("p=%s after Holm over %d tests", pval(r.PAdj), r.FamilySize)
 	if r.FamilySize == 1 {
 		fam = fmt.Sprintf("p=%s, the only test", pval(r.PAdj))
@@ -786,9 +808,9 @@ func testScale(r *Row) (d, floor float64) {
 // small samples, the Hodges-Lehmann interval (asymptotic variance
 // pi/3·sigma²·(1/n1+1/n2) under normality) from RankTestRuns on, +Inf where
 // the U test cannot reach the level.
-func halfWidth(n1, n2 int, spread, level float64) float64 {
+func halfWidth(n1, n2 int, spread, drift, level float64) float64 {
 	inv := 1/float64(n1) + 1/float64(n2)
-	if min(n1, n2) >= RankTestRuns {
+	if min(n1, n2) >= RankTestRuns && drift == 0 {
 		if uMinP(n1, n2) > level {
 			return math.Inf(1)
 		}
@@ -797,15 +819,16 @@ func halfWidth(n1, n2 int, spread, level float64) float64 {
 	if n1+n2 < 3 {
 		return math.Inf(1)
 	}
-	return tCritical(level, float64(n1+n2-2)) * spread * math.Sqrt(inv)
+	se, df := tScale(spread, drift, n1, n2)
+	return tCritical(level, df) * se
 }
 
 // detectShift is the shift, on the test's scale, beyond a floor on that
 // scale, that n1 and n2 runs of the given spread detect with the given
 // power at the given level.
-func detectShift(n1, n2 int, spread, level, power float64) float64 {
+func detectShift(n1, n2 int, spread, drift, level, power float64) float64 {
 	inv := 1/float64(n1) + 1/float64(n2)
-	if min(n1, n2) >= RankTestRuns {
+	if min(n1, n2) >= RankTestRuns && drift == 0 {
 		if uMinP(n1, n2) > level {
 			return math.Inf(1)
 		}
@@ -814,7 +837,28 @@ func detectShift(n1, n2 int, spread, level, power float64) float64 {
 	if n1+n2 < 3 {
 		return math.Inf(1)
 	}
-	return tNoncentrality(level, float64(n1+n2-2), power) * spread * math.Sqrt(inv)
+	se, df := tScale(spread, drift, n1, n2)
+	return tNoncentrality(level, df, power) * se
+}
+
+// tScale is the standard error of a difference of means of n1 and n2 runs
+// of the given run-to-run spread, when each side's session is shifted by
+// a drift of the given standard deviation, with its degrees of freedom:
+// Welch-Satterthwaite's, the drift being a known variance (infinite
+// degrees of freedom). Without drift, Student's pooled test: n1+n2-2.
+func tScale(spread, drift float64, n1, n2 int) (se, df float64) {
+	within := spread * spread * (1/float64(n1) + 1/float64(n2))
+	df = float64(n1 + n2 - 2)
+	if drift > 0 {
+		total := within + drift*drift
+		// Rounded: the critical values are cached by degrees of freedom.
+		df = math.Min(math.Round(100*df*total*total/(within*within))/100, 1e6)
+		if within == 0 {
+			df = 1e6
+		}
+		within = total
+	}
+	return math.Sqrt(within), df
 }
 
 // detectable is the smallest relative change beyond the floor that the
@@ -824,7 +868,7 @@ func detectable(r *Row, level float64) float64 {
 		return math.NaN()
 	}
 	_, fl := testScale(r)
-	d := fl + detectShift(len(r.Old), len(r.New), r.Spread, level, DetectPower)
+	d := fl + detectShift(len(r.Old), len(r.New), r.Spread, r.Drift, level, DetectPower)
 	if r.logs {
 		return math.Expm1(d)
 	}
@@ -844,7 +888,7 @@ func runsNeeded(r *Row, alpha float64) int {
 		return 0 // the estimate sits at the floor: more runs may never decide
 	}
 	level := alpha / float64(max(r.FamilySize, 1))
-	ok := func(n int) bool { return halfWidth(n, n, r.Spread, level) < target }
+	ok := func(n int) bool { return halfWidth(n, n, r.Spread, r.Drift, level) < target }
 	if !ok(MaxRunsNeeded) {
 		return MaxRunsNeeded
 	}

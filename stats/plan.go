@@ -18,6 +18,9 @@ type PlanItem struct {
 	Spread float64
 	// Floor is the metric's floor: a verdict needs the interval beyond it.
 	Floor float64
+	// Drift is the session drift the comparison will add (Options.Drift):
+	// a baseline from another session cannot be outrun by more runs.
+	Drift float64
 }
 
 // PlanOptions say what a plan must reach.
@@ -176,7 +179,7 @@ func Plan(items []PlanItem, opt PlanOptions) PlanResult {
 	res.Detectable = math.Inf(1)
 	if n1 > 0 && n2 > 0 {
 		it := items[w]
-		res.Detectable = math.Expm1(math.Log1p(it.Floor) + detectShift(n1, n2, planSpread(it), res.Level, power))
+		res.Detectable = math.Expm1(math.Log1p(it.Floor) + detectShift(n1, n2, planSpread(it), it.Drift, res.Level, power))
 	}
 	// The smallest size: a scan where Student's t decides (its power can
 	// fall at the switch to the U test when the family's level is below
@@ -205,8 +208,12 @@ func Plan(items []PlanItem, opt PlanOptions) PlanResult {
 		what = "a doubling"
 	}
 	it := res.Worst
-	res.Reason = fmt.Sprintf("%s detect %s of %s %s (run-to-run spread %s) with %.0f%% power at the level %.2g (alpha %.3g over %d tests)",
-		size, what, it.Bench, it.Metric, pctAbs(planSpread(it)), 100*res.Power, res.Level, alpha, m)
+	noise := "run-to-run spread " + pctAbs(planSpread(it))
+	if it.Drift > 0 {
+		noise += ", session drift " + pctAbs(it.Drift)
+	}
+	res.Reason = fmt.Sprintf("%s detect %s of %s %s (%s) with %.0f%% power at the level %.2g (alpha %.3g over %d tests)",
+		size, what, it.Bench, it.Metric, noise, 100*res.Power, res.Level, alpha, m)
 	switch {
 	case res.OK:
 	case res.MinRuns == 0:
@@ -241,14 +248,14 @@ func planPower(it PlanItem, n1, n2 int, effect, level float64) float64 {
 	}
 	s := planSpread(it)
 	inv := 1/float64(n1) + 1/float64(n2)
-	if min(n1, n2) >= RankTestRuns {
+	if min(n1, n2) >= RankTestRuns && it.Drift == 0 {
 		if uMinP(n1, n2) > level {
 			return 0
 		}
 		return mstats.StdNormal.CDF(shift/(s*math.Sqrt(math.Pi/3*inv)) - zCritical(level))
 	}
-	df := float64(n1 + n2 - 2)
-	return tPower(shift/(s*math.Sqrt(inv)), tCritical(level, df), df)
+	se, df := tScale(s, it.Drift, n1, n2)
+	return tPower(shift/se, tCritical(level, df), df)
 }
 
 // MinRunsToDecide is the smallest number of new runs (per side when

@@ -19,6 +19,7 @@ func cmdAB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, f := measuringFlags("gcjitter ab", stderr)
 	a := fs.String("a", "", "environment A (the baseline): python=PATH,env.NAME=VALUE,...")
 	b := fs.String("b", "", "environment B (the candidate), same form")
+	lim := adaptiveFlags(fs)
 	format := report.MeasuringFormatFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: gcjitter ab -a SPEC -b SPEC [flags] case ...
@@ -59,7 +60,7 @@ virtualenvs, before and after a torch upgrade). Exit 1 when B regresses.
 	if err != nil {
 		return err
 	}
-	if err := gate.PlanAB(cs); err != nil {
+	if err := gate.PlanAB(cs, lim.MaxRuns); err != nil {
 		return cli.Usagef("%v; nothing was run", err)
 	}
 	gate.ABCases(cs, specs)
@@ -67,12 +68,22 @@ virtualenvs, before and after a torch upgrade). Exit 1 when B regresses.
 	if m == nil || errors.Is(runErr, runner.ErrInterrupted) {
 		return launchError(runErr)
 	}
-	d, err := results.Load(outDir, stats.SpikeRule{})
-	if err != nil {
-		return cli.InfraError(err)
+	judge := func() (*results.Comparison, error) {
+		d, err := results.Load(outDir, stats.SpikeRule{})
+		if err != nil {
+			return nil, cli.InfraError(err)
+		}
+		sides := gate.SplitAB(d, specs)
+		return results.Compare(sides[0], sides[1], results.CompareOptions{Primary: gate.Primary(cs)}), nil
 	}
-	sides := gate.SplitAB(d, specs)
-	cmp := results.Compare(sides[0], sides[1], results.CompareOptions{Primary: gate.Primary(cs)})
+	var cmp *results.Comparison
+	if lim.On() && runErr == nil {
+		if cmp, runErr = f.grow(ctx, lim, m, outDir, cs, stderr, judge); cmp == nil {
+			return runErr
+		}
+	} else if cmp, err = judge(); err != nil {
+		return err
+	}
 	out := report.HumanOut(*format, stdout, stderr)
 	report.TextColor(out, cmp, report.ColorFor(out))
 	doc := &report.Doc{Kind: "ab", Title: "gcjitter ab: B against A", Generated: time.Now(), Comparison: cmp, Manifest: m}

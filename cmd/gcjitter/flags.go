@@ -1,13 +1,18 @@
 package main
 
 import (
+	"context"
 	"flag"
+	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/gcjitter/gcjitter/cases"
+	"github.com/gcjitter/gcjitter/gate"
 	"github.com/gcjitter/gcjitter/internal/cli"
 	"github.com/gcjitter/gcjitter/internal/progress"
+	"github.com/gcjitter/gcjitter/results"
 	"github.com/gcjitter/gcjitter/runner"
 )
 
@@ -56,4 +61,27 @@ func (f *commonFlags) loadCases(args []string) ([]*cases.Case, error) {
 func (f *commonFlags) launch(stderr io.Writer) *runner.Launch {
 	return &runner.Launch{Out: f.out, Label: f.sel.Suite, Python: f.python, Seed: f.seed, HostClass: f.hostClass,
 		Tool: cli.Version(), Command: os.Args, Progress: progress.New(stderr), Log: stderr}
+}
+
+// adaptiveFlags registers the limits of adaptive rounds (gate, ab).
+func adaptiveFlags(fs *flag.FlagSet) *gate.Limits {
+	lim := &gate.Limits{Start: time.Now()}
+	fs.Var(&cli.SizeFlag{V: &lim.MaxRuns, Min: 2}, "max-runs", "adaptive rounds: while a tested metric is unknown and more runs would likely decide it, add interleaved rounds, up to `N` runs per variant")
+	fs.DurationVar(&lim.Budget, "budget", 0, "adaptive rounds within this wall time from the start, e.g. 20m (alone or with -max-runs)")
+	return lim
+}
+
+// grow adds adaptive rounds to the runs in dir (gate.Grow) and returns the
+// last comparison judge made, with the growth's note among its notes.
+func (f *commonFlags) grow(ctx context.Context, lim *gate.Limits, m *results.Manifest, dir string, cs []*cases.Case, stderr io.Writer,
+	judge func() (*results.Comparison, error)) (*results.Comparison, error) {
+	launch := f.launch(stderr)
+	cmp, g, err := gate.Grow(ctx, *lim, judge, gate.ManifestRounds(m, func(ctx context.Context, rounds map[string]int) error {
+		return launch.More(ctx, m, dir, cs, rounds)
+	}))
+	if cmp != nil {
+		cmp.Notes = append(cmp.Notes, g.Note())
+		fmt.Fprintf(stderr, "gcjitter: %s\n", g.Note())
+	}
+	return cmp, err
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/gcjitter/gcjitter/cases"
 	"github.com/gcjitter/gcjitter/gate"
 	"github.com/gcjitter/gcjitter/golden"
 	"github.com/gcjitter/gcjitter/internal/cli"
@@ -23,6 +24,13 @@ func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	timing := fs.String("timing", "gate", "timing layer: gate (a regression fails) or report (shown, never fails: for noisy shared hosts)")
 	check := fs.Bool("check", false, "also evaluate the cases' expect: assertions")
 	from := fs.String("from", "", "judge the runs kept in this results directory (an interrupted gate's, say) instead of running")
+	lim := adaptiveFlags(fs)
+	var drift *float64
+	fs.Func("drift", "session drift of the timing metrics, e.g. 2% (default: each case's gate.drift, else 5%, measured on shared VMs; 0: as if the baseline were made in this session)", func(s string) error {
+		v, err := cases.ParseFraction(s)
+		drift = &v
+		return err
+	})
 	format := report.MeasuringFormatFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: gcjitter gate [flags] [case ...]
@@ -44,16 +52,30 @@ unchanged environment), 2 bad input or missing baseline, 3 infrastructure.
 	case *timing != "gate" && *timing != "report":
 		return cli.Usagef("-timing must be gate or report, got %q", *timing)
 	}
-	plan, m, outDir, runErr := gateRuns(ctx, f, fs, *dir, *from, *timing, stderr)
+	plan, m, outDir, runErr := gateRuns(ctx, f, fs, *dir, *from, *timing, drift, lim.MaxRuns, stderr)
 	if m == nil {
 		return runErr
 	}
-	out := report.HumanOut(*format, stdout, stderr)
-	report.RunSummaryText(out, m)
-	o, err := plan.Judge(m, outDir, gate.Policy{Timing: *timing, UnknownFails: *unknown == "fail", Check: *check})
-	if err != nil {
+	var o *gate.Outcome
+	judge := func() (*results.Comparison, error) {
+		judged, err := plan.Judge(m, outDir, gate.Policy{Timing: *timing, UnknownFails: *unknown == "fail", Check: *check})
+		if err != nil {
+			return nil, err
+		}
+		o = judged
+		return o.Comparison, nil
+	}
+	if lim.On() && *from == "" && runErr == nil {
+		cmp, err := f.grow(ctx, lim, m, outDir, plan.Cases, stderr, judge)
+		if cmp == nil {
+			return err
+		}
+		runErr = err
+	} else if _, err := judge(); err != nil {
 		return err
 	}
+	out := report.HumanOut(*format, stdout, stderr)
+	report.RunSummaryText(out, m)
 	o.WriteText(out, report.ColorFor(out)) // the terminal gets colour, gate.txt never does
 	for _, w := range o.Warnings() {
 		fmt.Fprintf(stderr, "gcjitter gate: warning: %s\n", w)
@@ -78,7 +100,7 @@ unchanged environment), 2 bad input or missing baseline, 3 infrastructure.
 // gateRuns plans the gate against its baselines (everything checked before
 // anything runs) and makes its runs, or reads them -from a results
 // directory. A nil manifest means stop with the error.
-func gateRuns(ctx context.Context, f *commonFlags, fs *flag.FlagSet, dir, from, timing string, stderr io.Writer) (*gate.Plan, *results.Manifest, string, error) {
+func gateRuns(ctx context.Context, f *commonFlags, fs *flag.FlagSet, dir, from, timing string, drift *float64, maxRuns int, stderr io.Writer) (*gate.Plan, *results.Manifest, string, error) {
 	var m *results.Manifest
 	cs, err := f.loadCases(fs.Args())
 	if from != "" {
@@ -92,7 +114,7 @@ func gateRuns(ctx context.Context, f *commonFlags, fs *flag.FlagSet, dir, from, 
 		return nil, nil, "", cli.Usagef("%v", err)
 	}
 	plan, err := gate.New(cs, gate.Options{Dir: dir, Class: f.hostClass, Host: host,
-		Runs: f.sel.Runs, Steps: f.sel.Steps, Warmup: f.sel.Warmup, KeepSizes: m != nil})
+		Runs: f.sel.Runs, Steps: f.sel.Steps, Warmup: f.sel.Warmup, KeepSizes: m != nil, Drift: drift, MaxRuns: maxRuns})
 	var missing *gate.MissingError
 	if errors.As(err, &missing) {
 		var caseArgs []string
