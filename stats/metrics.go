@@ -98,10 +98,10 @@ const (
 )
 
 // HostDrift is the session drift of the catalogue's timing metrics: the
-// standard deviation of a session's shift of its per-run times, measured
-// as 4.6% for p50 on the 2-core VMs of host class ci-cpu (docs/compare.md,
-// "Session drift"). A dedicated host drifts less: a case's gate.drift or
-// gate -drift sets it.
+// standard deviation of the difference between two sessions' per-run
+// times, measured as 4.9-7.5% for p50 on the 2-core VMs of host class
+// ci-cpu (docs/compare.md, "Session drift"). A dedicated host drifts less:
+// a case's gate.drift or gate -drift sets it.
 const HostDrift = 0.05
 
 // DefaultDrift are the catalogue's session drifts by metric name.
