@@ -70,6 +70,10 @@ func ValidateDeviceWait(ms float64) error {
 	return nil
 }
 
+// ExitUsage is the worker's exit status for bad input (worker.py
+// EXIT_USAGE): no torch, no such device, arguments it refuses.
+const ExitUsage = 2
+
 // NeedsTorch is the rule for whether a worker imports torch: every model
 // but none, an explicit accelerator, and several ranks (torch.distributed).
 // worker.py's needs_torch is the same rule in Python.

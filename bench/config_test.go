@@ -3,6 +3,7 @@ package bench_test
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"math"
 	"os/exec"
 	"slices"
@@ -101,5 +102,13 @@ func TestMetaReadsKnobs(t *testing.T) {
 	}
 	if strings.Contains(string(out), "compute_scale") || strings.Contains(string(out), "device_wait_ms") {
 		t.Errorf("unset knobs written: %s", out)
+	}
+}
+
+// The runner reads the worker's exit status for bad input by this
+// constant: it must be the worker's own.
+func TestExitUsageIsTheWorkers(t *testing.T) {
+	if want := fmt.Sprintf("\nEXIT_USAGE = %d\n", bench.ExitUsage); !strings.Contains(string(bench.WorkerSource), want) {
+		t.Errorf("worker.py does not say %q", strings.TrimSpace(want))
 	}
 }

@@ -1111,6 +1111,8 @@ def _parser():
     a("--records-fd", type=int, default=-1, help="write records to this inherited file descriptor")
     a("--records", default="", help="write records to this file; {rank} is replaced by $RANK (default: stdout)")
     a("--check", action="store_true", help="validate the arguments and exit")
+    a("--preflight", action="store_true",
+      help="validate the arguments, import torch (and torch_npu) as a run would, resolve the device, and exit")
     a("--measure-overhead", type=int, default=0, metavar="N", help="print harness overhead over N steps and exit")
     return p
 
@@ -1186,7 +1188,7 @@ def main(argv=None):
         if args.measure_overhead:
             print(measure_overhead(args.measure_overhead))
             return 0
-        if not args.check:
+        if not (args.check or args.preflight):
             stream = _open_stream(args)
         _validate(args)
         if args.check:
@@ -1199,6 +1201,12 @@ def main(argv=None):
                 raise UsageError("torch is not importable by %s (%s); install it "
                                  "(Debian: apt-get install --no-install-recommends python3-torch) "
                                  "or pass the interpreter that has it" % (sys.executable, e))
+        if args.preflight:
+            # What every run of the plan would meet first: checked once,
+            # before any run, so a plan that cannot run is refused whole.
+            if torch is not None:
+                resolve_device(args.device, torch, local_rank_from_env())
+            return 0
         run(args, stream, torch)
         return 0
     except UsageError as e:

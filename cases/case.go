@@ -114,6 +114,10 @@ type Variant struct {
 	// Python overrides the session's interpreter for this variant; gcjitter
 	// ab sets it to run two environments side by side.
 	Python string `yaml:"-"`
+	// Side is the A/B side ("a", "b") a variant of gcjitter ab runs, and
+	// Of the case's variant it doubles: benchfmt names it
+	// variant=<Of>/side=<Side>, so benchstat -col /side splits the sides.
+	Side, Of string `yaml:"-"`
 }
 
 // Timeouts bound each run: until its first record, between two records, and

@@ -63,7 +63,8 @@ func ABCases(cs []*cases.Case, specs [2]Spec) {
 					env = map[string]string{}
 				}
 				maps.Copy(env, specs[i].Env)
-				vs = append(vs, cases.Variant{Name: side + v.Name, Policy: v.Policy, Env: env, Python: specs[i].Python})
+				vs = append(vs, cases.Variant{Name: side + v.Name, Policy: v.Policy, Env: env, Python: specs[i].Python,
+					Side: strings.TrimSuffix(side, "."), Of: v.Name})
 			}
 		}
 		c.Variants = vs

@@ -39,7 +39,11 @@ func WriteBench(dir string, m *Manifest) error {
 			continue
 		}
 		s := r.Summary
-		res := &benchfmt.Result{Name: benchfmt.Name(BenchName(r.Case, r.Variant)), Iters: s.Steps}
+		name := BenchName(r.Case, r.Variant)
+		if r.Side != "" {
+			name = BenchName(r.Case, r.Of) + "/side=" + r.Side
+		}
+		res := &benchfmt.Result{Name: benchfmt.Name(name), Iters: s.Steps}
 		file := func(k, v string) {
 			if v != "" {
 				res.Config = append(res.Config, benchfmt.Config{Key: k, Value: []byte(v), File: true})

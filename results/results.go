@@ -143,6 +143,10 @@ type Run struct {
 	// stats.GlobalStep), relative to the results directory.
 	Global string   `json:"global,omitempty"`
 	Meta   *RunMeta `json:"meta,omitempty"`
+	// Side and Of: the A/B side the run is on and the variant it doubles
+	// (cases.Variant), for gcjitter ab's runs.
+	Side string `json:"side,omitempty"`
+	Of   string `json:"of,omitempty"`
 }
 
 // RunMeta is the part of a run's meta record that identifies its

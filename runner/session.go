@@ -57,6 +57,8 @@ func (e *LockedError) Error() string {
 // itself (cannot create, lock or write it); the manifest is returned either
 // way when it exists.
 func (s *Session) Execute(ctx context.Context, cs []*cases.Case, plan []PlannedRun) (*results.Manifest, error) {
+	_, statErr := os.Stat(s.Dir)
+	created := errors.Is(statErr, os.ErrNotExist)
 	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("results directory: %w", err)
 	}
@@ -70,6 +72,16 @@ func (s *Session) Execute(ctx context.Context, cs []*cases.Case, plan []PlannedR
 	}
 	script, err := bench.WriteWorker(filepath.Join(s.Dir, "worker"))
 	if err != nil {
+		return nil, err
+	}
+	if err := s.preflight(ctx, script, plan); err != nil {
+		if created {
+			// Nothing ran: leave no results directory behind.
+			os.RemoveAll(s.Dir)
+		}
+		if ctx.Err() != nil {
+			return nil, ErrInterrupted
+		}
 		return nil, err
 	}
 	m := &results.Manifest{
@@ -138,6 +150,7 @@ func (s *Session) execute(ctx context.Context, m *results.Manifest, script strin
 			ID: p.ID, Case: p.Case.Name, Variant: p.Variant.Name, Policy: p.Variant.Policy,
 			Index: p.Index, Order: first + i, Seed: p.Case.Seed, HashSeed: p.HashSeed, Args: cfg.Args(),
 			Records: p.RecordsPath(), Stderr: p.StderrPath(), Status: results.StatusPending, Ranks: max(p.Case.Ranks, 1),
+			Side: p.Variant.Side, Of: p.Variant.Of,
 		})
 	}
 	if err := s.save(m); err != nil {

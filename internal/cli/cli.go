@@ -98,6 +98,7 @@ func Code(err error) int {
 		missing *gate.MissingError
 		locked  *runner.LockedError
 		launch  *runner.UsageError
+		pre     *runner.PreflightError
 	)
 	switch {
 	case err == nil:
@@ -108,7 +109,7 @@ func Code(err error) int {
 		return Interrupted
 	case errors.As(err, &input), errors.As(err, &caseErr), errors.As(err, &caseErs), errors.As(err, &notCase), errors.As(err, &mis), errors.As(err, &upd),
 		errors.As(err, &plan), errors.As(err, &missing), errors.As(err, &locked), errors.As(err, &launch),
-		errors.Is(err, runner.ErrResultsExist):
+		errors.Is(err, runner.ErrResultsExist), errors.As(err, &pre) && pre.Usage:
 		return Usage
 	}
 	return Infra
