@@ -264,6 +264,9 @@ func (o *Outcome) Warnings() []string {
 // WriteText writes the gate's verdicts as people read them: the
 // expectations, each case's schedule layer, then the timing layer.
 func (o *Outcome) WriteText(w io.Writer, color bool) {
+	if p := o.Manifest.Partial(); p != "" {
+		fmt.Fprintf(w, "%s\n", p)
+	}
 	io.WriteString(w, o.ExpectText)
 	fmt.Fprintf(w, "\ngate: host class %s, baselines in %s\n", o.Plan.Class, o.Plan.Dir)
 	for _, res := range o.Schedules {

@@ -58,6 +58,15 @@ func (d *Doc) Status() string {
 	return "no regression"
 }
 
+// Partial says why the report covers less than was planned
+// (results.Manifest.Partial); "" when it covers it all.
+func (d *Doc) Partial() string {
+	if d.Manifest == nil {
+		return ""
+	}
+	return d.Manifest.Partial()
+}
+
 // FailedRuns are the runs that crashed, hung or were interrupted.
 func (d *Doc) FailedRuns() []*results.Run {
 	var out []*results.Run

@@ -453,6 +453,7 @@ figure { margin: 8px 0 18px; } svg { max-width: 100%; height: auto; }
 <body data-ready="0">
 <h1>{{.Title}}</h1>
 <p>generated {{.Generated.Format "2006-01-02 15:04:05 MST"}} by gcjitter ({{.Kind}})</p>
+{{with .Partial}}<div class="banner undecided partial"><b>{{.}}</b></div>{{end}}
 {{if .Comparison}}<div class="banner {{if eq .Status "regression"}}fail{{else if eq .Status "undecided"}}undecided{{else}}pass{{end}}"><b>{{.Status}}</b>:
 {{index .Counts "regressed"}} regressed · {{index .Counts "improved"}} improved · {{index .Counts "same"}} same · {{index .Counts "unknown"}} unknown (undecided) · {{index .Counts "descriptive"}} descriptive</div>
 <p>old: <code>{{.Comparison.Old.Path}}</code> · new: <code>{{.Comparison.New.Path}}</code> · runs are the statistical unit; each change with its interval and the test that decided it; Holm-adjusted over the tested (primary) metrics (family-wise alpha {{.Comparison.Alpha}}); descriptive metrics are reported, not tested</p>{{end}}

@@ -12,10 +12,13 @@ import (
 const JSONSchema = 1
 
 type jsonDoc struct {
-	Schema    int            `json:"schema"`
-	Kind      string         `json:"kind"`
-	Title     string         `json:"title"`
-	Generated string         `json:"generated"`
+	Schema    int    `json:"schema"`
+	Kind      string `json:"kind"`
+	Title     string `json:"title"`
+	Generated string `json:"generated"`
+	// Partial says why the report covers less than was planned; absent
+	// when it covers it all.
+	Partial   string         `json:"partial,omitempty"`
 	Old       string         `json:"old,omitempty"`
 	New       string         `json:"new,omitempty"`
 	Alpha     float64        `json:"alpha,omitempty"`
@@ -122,7 +125,8 @@ func finite(f float64) *float64 {
 // shows, with the verdict reasons.
 func JSON(w io.Writer, d *Doc) error {
 	out := jsonDoc{Schema: JSONSchema, Kind: d.Kind, Title: d.Title, Generated: d.Generated.UTC().Format("2006-01-02T15:04:05Z"),
-		Verdicts: map[string]int{}, Notes: []string{}, Rows: []jsonRow{}, Spikes: []jsonBench{}, Failed: []jsonFailed{}}
+		Verdicts: map[string]int{}, Notes: []string{}, Rows: []jsonRow{}, Spikes: []jsonBench{}, Failed: []jsonFailed{},
+		Partial: d.Partial()}
 	for v, n := range d.Counts() {
 		out.Verdicts[string(v)] = n
 	}

@@ -145,7 +145,15 @@ func JUnit(w io.Writer, d *Doc) error {
 		add(suite(r.Case), junitCase{Name: "run " + r.ID, Classname: "gcjitter." + r.Case + "." + r.Variant,
 			Error: &junitProblem{Type: r.Status, Message: r.Reason, Text: r.StderrTail}}, r.Seconds)
 	}
+	if p := d.Partial(); p != "" {
+		// A gate cut short did not pass: an error CI shows, not a silence.
+		add(suite("plan"), junitCase{Name: "every planned run ended", Classname: "gcjitter.plan",
+			Error: &junitProblem{Type: "partial", Message: p}}, 0)
+	}
 	out := junitSuites{Name: "gcjitter " + d.Kind}
+	if d.Partial() != "" {
+		out.Name += " (partial)"
+	}
 	total := 0.0
 	names := make([]string, 0, len(suites))
 	for n := range suites {

@@ -29,6 +29,9 @@ func Markdown(w io.Writer, d *Doc) {
 		runSummaryMarkdown(w, d.Manifest)
 		return
 	}
+	if p := d.Partial(); p != "" {
+		fmt.Fprintf(w, "**⏸️ %s**\n\n", p)
+	}
 	status := map[string]string{"regression": "❌ regression", "undecided": "⚠️ undecided", "no regression": "✅ no regression"}[d.Status()]
 	if len(d.FailedRuns()) > 0 {
 		status += fmt.Sprintf(", ⚠️ %d runs failed", len(d.FailedRuns()))

@@ -21,6 +21,9 @@ func Render(w io.Writer, format string, d *Doc) error {
 func RenderColor(w io.Writer, format string, d *Doc, color bool) error {
 	switch format {
 	case "text":
+		if p := d.Partial(); p != "" {
+			fmt.Fprintln(w, p)
+		}
 		if d.Comparison != nil {
 			for _, s := range d.Schedules {
 				fmt.Fprintln(w, s.Text())

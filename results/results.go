@@ -226,3 +226,23 @@ func (r *Run) RankStderr(k int) string {
 	}
 	return strings.TrimSuffix(r.Stderr, ".stderr") + fmt.Sprintf(".rank%d.stderr", k)
 }
+
+// Partial says, in words, why the runs of m cover less than was planned:
+// "" when every planned run ended (completed or failed). Reports carry it
+// so that a gate cut short by Ctrl-C or CI's timeout is read as partial.
+func (m *Manifest) Partial() string {
+	ended := 0
+	for _, r := range m.Runs {
+		if r.Status == StatusOK || r.Status == StatusFailed {
+			ended++
+		}
+	}
+	if ended == len(m.Runs) && !m.Interrupted {
+		return ""
+	}
+	why := "cut short"
+	if m.Interrupted {
+		why = "interrupted"
+	}
+	return fmt.Sprintf("partial: %s after %d of %d runs; the verdicts are on the runs that completed", why, ended, len(m.Runs))
+}

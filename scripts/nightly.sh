@@ -14,7 +14,9 @@
 #
 # Exit status is gcjitter gate's: 0 pass, 1 regression, 2 bad input or a
 # missing baseline (the message gives the golden update command), 3 a run
-# crashed or hung (its data is kept in $OUT).
+# crashed or hung (its data is kept in $OUT), 130 cut short by a signal
+# (SIGTERM from CI's timeout, Ctrl-C): the reports are still written,
+# marked partial, with the verdicts on the runs that completed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,7 +32,18 @@ if [ -z "${GCJITTER_PYTHON:-}" ]; then
   export GCJITTER_PYTHON
 fi
 
-bin/gcjitter "${args[@]}" "$@"
+# CI's timeout signals this script, not its children: pass the signal on,
+# so the gate judges the runs that completed and writes every report,
+# marked partial, before it exits (130).
+bin/gcjitter "${args[@]}" "$@" &
+pid=$!
+trap 'kill -INT "$pid" 2>/dev/null' TERM INT
+wait "$pid"
 code=$?
+# A trapped signal ends the first wait early: wait for the reports.
+while kill -0 "$pid" 2>/dev/null; do
+  wait "$pid"
+  code=$?
+done
 echo "nightly: exit $code; results and gate.txt in $OUT" >&2
 exit $code

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -65,7 +64,7 @@ virtualenvs, before and after a torch upgrade). Exit 1 when B regresses.
 	}
 	gate.ABCases(cs, specs)
 	m, outDir, runErr := f.launch(stderr).Run(ctx, cs)
-	if m == nil || errors.Is(runErr, runner.ErrInterrupted) {
+	if m == nil {
 		return launchError(runErr)
 	}
 	judge := func() (*results.Comparison, error) {
@@ -77,6 +76,8 @@ virtualenvs, before and after a torch upgrade). Exit 1 when B regresses.
 		return results.Compare(sides[0], sides[1], results.CompareOptions{Primary: gate.Primary(cs)}), nil
 	}
 	var cmp *results.Comparison
+	// Interrupted: the runs that completed are judged and every report
+	// written, marked partial; the exit status stays the interruption's.
 	if lim.On() && runErr == nil {
 		if cmp, runErr = f.grow(ctx, lim, m, outDir, cs, stderr, judge); cmp == nil {
 			return runErr

@@ -135,8 +135,10 @@ func gateRuns(ctx context.Context, f *commonFlags, fs *flag.FlagSet, dir, from, 
 	if err := plan.CheckPower(stderr, timing == "gate"); err != nil {
 		return nil, nil, "", cli.Usagef("%v; nothing was run", err)
 	}
+	// Interrupted (Ctrl-C, CI's timeout): the runs that completed are
+	// judged and every report written, marked partial.
 	m, outDir, runErr := f.launch(stderr).Run(ctx, cs)
-	if m == nil || errors.Is(runErr, runner.ErrInterrupted) {
+	if m == nil {
 		return nil, nil, "", launchError(runErr)
 	}
 	return plan, m, outDir, runErr

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/gcjitter/gcjitter/internal/testpython"
+)
+
+// artifactPath is what every CI artifact store and file system accepts
+// (actions/upload-artifact refuses ':'; Windows refuses ':' and more).
+var artifactPath = regexp.MustCompile(`^[A-Za-z0-9._/-]+$`)
+
+// The documented nightly job, cut short by CI's timeout: scripts/nightly.sh
+// passes the signal on, and the gate still writes gate.md and
+// gate.junit.xml, marked partial, with every artifact path safe to upload,
+// even for a variant named threshold:700,10,1000.
+func TestNightlyCutShortLeavesPartialReports(t *testing.T) {
+	py := testpython.Torch(t)
+	if _, err := exec.LookPath("timeout"); err != nil {
+		t.Skip("no timeout(1)")
+	}
+	dir := t.TempDir()
+	caseFile := filepath.Join(dir, "long.yaml")
+	// Model none: no torch import, so a run's length is its steps'.
+	if err := os.WriteFile(caseFile, []byte(`name: long
+workload: {model: none, work: 20000}
+steps: 3000
+warmup: 0
+runs: 3
+variants:
+  - policy: default
+  - policy: threshold:700,10,1000
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join(dir, "golden")
+	repo, _ := filepath.Abs("../..")
+	bin := filepath.Join(dir, "gcjitter")
+	if b, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, b)
+	}
+	update := exec.Command(bin, "golden", "update", "-python", py, "-golden", golden, "-host-class", "test-cpu", "-o", filepath.Join(dir, "base"), caseFile)
+	if out, err := update.CombinedOutput(); err != nil {
+		t.Fatalf("golden update: %v\n%s", err, out)
+	}
+	out := filepath.Join(dir, "nightly")
+	// Cut short in the middle of the gate's six runs.
+	cmd := exec.Command("timeout", "-s", "TERM", "-k", "60", "12", filepath.Join(repo, "scripts", "nightly.sh"), "-timing", "report", caseFile)
+	cmd.Env = append(os.Environ(), "GCJITTER_PYTHON="+py, "GOLDEN="+golden, "HOST_CLASS=test-cpu", "OUT="+out)
+	msg, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 124 {
+		t.Fatalf("nightly.sh under timeout 12: %v, want it cut short (124)\n%s", err, msg)
+	}
+	for _, f := range []struct{ name, partial string }{
+		{"gate.md", "partial: interrupted after "},
+		{"gate.junit.xml", `<testsuites name="gcjitter gate (partial)"`},
+		{"gate.txt", "partial: interrupted after "},
+	} {
+		b, err := os.ReadFile(filepath.Join(out, f.name))
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", f.name, err, msg)
+		}
+		if !strings.Contains(string(b), f.partial) {
+			t.Errorf("%s is not marked partial (%q):\n%s", f.name, f.partial, b)
+		}
+	}
+	n := 0
+	filepath.WalkDir(out, func(path string, d fs.DirEntry, err error) error {
+		rel, _ := filepath.Rel(out, path)
+		if !artifactPath.MatchString(rel) {
+			t.Errorf("artifact path %q is not safe to upload", rel)
+		}
+		n++
+		return nil
+	})
+	if n < 8 {
+		t.Errorf("%d paths under %s", n, out)
+	}
+}
