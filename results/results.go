@@ -51,6 +51,9 @@ type Manifest struct {
 	Cases       []Case     `json:"cases"`
 	Runs        []*Run     `json:"runs"` // in the order they ran
 	Interrupted bool       `json:"interrupted,omitempty"`
+	// StoppedBy says why the plan stopped before its last run, when the
+	// first runs all failed the same way (runner.FailFastRuns).
+	StoppedBy string `json:"stopped_by,omitempty"`
 }
 
 // Case is a case as it ran, after flag overrides.
@@ -241,8 +244,11 @@ func (m *Manifest) Partial() string {
 		return ""
 	}
 	why := "cut short"
-	if m.Interrupted {
+	switch {
+	case m.Interrupted:
 		why = "interrupted"
+	case m.StoppedBy != "":
+		why = "stopped because " + m.StoppedBy
 	}
 	return fmt.Sprintf("partial: %s after %d of %d runs; the verdicts are on the runs that completed", why, ended, len(m.Runs))
 }

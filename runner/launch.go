@@ -131,20 +131,34 @@ func (l *Launch) finish(m *results.Manifest, dir string, err error, first int) e
 		}
 		return err
 	}
-	failed := 0
+	failed, firstFailed := 0, (*results.Run)(nil)
 	for _, r := range m.Runs[first:] {
-		if r.Status == results.StatusFailed {
-			failed++
-			logf("run %s failed: %s (records: %s, stderr: %s)", r.ID, r.Reason, filepath.Join(dir, r.Records), filepath.Join(dir, r.Stderr))
-			if r.StderrTail != "" {
-				fmt.Fprintf(l.Log, "  %s\n", strings.ReplaceAll(LastLines(r.StderrTail, 5), "\n", "\n  "))
-			}
+		if r.Status != results.StatusFailed {
+			continue
+		}
+		failed++
+		if firstFailed == nil {
+			firstFailed = r
+		}
+		if m.StoppedBy != "" {
+			continue // one cause: named once, below
+		}
+		logf("run %s failed: %s (records: %s, stderr: %s)", r.ID, r.Reason, filepath.Join(dir, r.Records), filepath.Join(dir, r.Stderr))
+		if r.StderrTail != "" {
+			fmt.Fprintf(l.Log, "  %s\n", strings.ReplaceAll(LastLines(r.StderrTail, 5), "\n", "\n  "))
 		}
 	}
 	switch {
 	case m.Interrupted:
 		logf("interrupted; completed runs are kept in %s", dir)
 		return ErrInterrupted
+	case m.StoppedBy != "":
+		logf("stopped: %s; the other %d runs were not started, as every one would likely fail the same way (the first's stderr: %s). Fix the cause and run again",
+			m.StoppedBy, len(m.Runs)-first-failed, filepath.Join(dir, firstFailed.Stderr))
+		if firstFailed.StderrTail != "" {
+			fmt.Fprintf(l.Log, "  %s\n", strings.ReplaceAll(LastLines(firstFailed.StderrTail, 5), "\n", "\n  "))
+		}
+		return &FailedRunsError{failed, len(m.Runs) - first}
 	case failed > 0:
 		logf("%d of %d runs failed; the others are kept in %s", failed, len(m.Runs)-first, dir)
 		logf("compare and report read the runs that completed; after fixing the cause, run the failed variants again with -filter '%s'", failedVariants(m))

@@ -160,14 +160,22 @@ func (s *Session) execute(ctx context.Context, m *results.Manifest, script strin
 		s.Progress.Begin(m.Runs[first:])
 	}
 
+	var repeated failFast
 	for i, p := range plan {
 		r := m.Runs[first+i]
-		if ctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil:
 			r.Status, r.Reason = results.StatusSkipped, "not started: interrupted"
+			continue
+		case m.StoppedBy != "":
+			r.Status, r.Reason = results.StatusSkipped, "not started: "+m.StoppedBy
 			continue
 		}
 		if err := s.runOne(ctx, script, p, r, i, len(plan)); err != nil {
 			return err
+		}
+		if cause := repeated.add(r); cause != "" {
+			m.StoppedBy = fmt.Sprintf("the first %d runs failed the same way (%s)", FailFastRuns, cause)
 		}
 		if err := s.save(m); err != nil {
 			return err
@@ -177,6 +185,53 @@ func (s *Session) execute(ctx context.Context, m *results.Manifest, script strin
 	now := time.Now().UTC()
 	m.Finished = &now
 	return s.save(m)
+}
+
+// FailFastRuns is how many runs failing the same way, before any run of
+// the plan completed, stop it: the cause is the host's or the
+// environment's (a device that is gone, a library that crashes), and every
+// other run would meet it in turn.
+const FailFastRuns = 3
+
+// failFast watches the first runs of a plan for one repeated cause.
+type failFast struct {
+	cause string
+	same  int
+	off   bool // a run completed, or two causes differed
+}
+
+// add takes a run that ended and returns the cause when FailFastRuns runs
+// in a row, from the first, failed with it.
+func (f *failFast) add(r *results.Run) string {
+	if f.off {
+		return ""
+	}
+	if r.Status != results.StatusFailed {
+		f.off = true
+		return ""
+	}
+	cause := failureCause(r)
+	if f.same > 0 && cause != f.cause {
+		f.off = true
+		return ""
+	}
+	f.cause, f.same = cause, f.same+1
+	if f.same >= FailFastRuns {
+		f.off = true
+		return r.Reason
+	}
+	return ""
+}
+
+// failureCause is a failed run's reason without its numbers (steps done,
+// addresses, times), so the same fault in two runs compares equal.
+func failureCause(r *results.Run) string {
+	return strings.Map(func(c rune) rune {
+		if c >= '0' && c <= '9' {
+			return '#'
+		}
+		return c
+	}, r.Reason+"\n"+LastLines(r.StderrTail, 1))
 }
 
 func (s *Session) runOne(ctx context.Context, script string, p PlannedRun, r *results.Run, n, total int) error {
