@@ -103,6 +103,9 @@ func New(cs []*cases.Case, opt Options) (*Plan, error) {
 		if opt.Runs <= 0 {
 			c.Runs = g.Size.Runs
 		}
+		if err := g.SizeMismatch(path, c.Steps, c.Warmup, "the planned runs"); err != nil {
+			return nil, &PlanError{err.Error() + "; nothing was run"}
+		}
 	}
 	if len(missing.Missing) > 0 {
 		last := len(missing.Lines) - 1

@@ -102,6 +102,16 @@ func TestNewRefusesBeforeAnythingRuns(t *testing.T) {
 		t.Errorf("got %v, want a device-kind refusal", err)
 	}
 
+	// Runs of another length than the baseline's: their GC schedules
+	// cannot be compared, so the gate is refused before it runs (before,
+	// after every run).
+	short := fixtureCase(t)
+	short.Steps = 7 // as -steps 7 sets it
+	_, err = New([]*cases.Case{short}, Options{Dir: dir, Class: "test-cpu", Warmup: -1, Steps: 7})
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "the planned runs 7 after") || !strings.Contains(err.Error(), "nothing was run") {
+		t.Errorf("got %v, want a size refusal before any run", err)
+	}
+
 	// A baseline moved to another case's name.
 	moved := baseline(t, "test-cpu", nil)
 	if err := os.Rename(filepath.Join(moved, "test-cpu", "fixture.json"), filepath.Join(moved, "test-cpu", "other.json")); err != nil {

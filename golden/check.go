@@ -37,6 +37,17 @@ type MismatchError struct{ Msg string }
 
 func (e *MismatchError) Error() string { return e.Msg }
 
+// SizeMismatch is the error of runs of another length than the baseline's
+// (what names them: "these runs", "the planned runs"), nil when they match:
+// GC schedules of different lengths cannot be compared.
+func (g *Golden) SizeMismatch(path string, steps, warmup int, what string) error {
+	if steps == g.Size.Steps && warmup == g.Size.Warmup {
+		return nil
+	}
+	return &MismatchError{fmt.Sprintf("%s: the baseline measured %d steps after %d warm-up, %s %d after %d: the GC schedules cannot be compared; drop -steps/-warmup, or update the baseline",
+		path, g.Size.Steps, g.Size.Warmup, what, steps, warmup)}
+}
+
 // Check compares a case's completed runs in m with its baseline's GC
 // schedule layer. The timing layer is results.Compare on g.Data().
 func Check(g *Golden, path string, m *results.Manifest) (*Result, error) {
@@ -46,9 +57,8 @@ func Check(g *Golden, path string, m *results.Manifest) (*Result, error) {
 		return nil, fmt.Errorf("the results hold no runs of case %s", g.Case)
 	}
 	c := m.Cases[ci]
-	if c.Steps != g.Size.Steps || c.Warmup != g.Size.Warmup {
-		return nil, &MismatchError{fmt.Sprintf("%s: the baseline measured %d steps after %d warm-up, these runs %d after %d: the GC schedules cannot be compared; drop -steps/-warmup, or update the baseline",
-			path, g.Size.Steps, g.Size.Warmup, c.Steps, c.Warmup)}
+	if err := g.SizeMismatch(path, c.Steps, c.Warmup, "these runs"); err != nil {
+		return nil, err
 	}
 	byVariant := map[string][]stats.RunSummary{}
 	for _, r := range m.Runs {
