@@ -213,9 +213,32 @@ func (p *Plan) Judge(m *results.Manifest, dir string, pol Policy) (*Outcome, err
 		return nil, fmt.Errorf("reading the new results: %w", err)
 	}
 	o.Comparison = results.Compare(old, newData, results.CompareOptions{Primary: Primary(p.Cases), Drift: p.SessionDrift})
+	o.Comparison.Notes = append(p.HostCheck(), o.Comparison.Notes...)
 	leaveCountsToSchedules(o.Comparison, p.Cases, o.Schedules)
 	o.settle()
 	return o, nil
+}
+
+// HostCheck says how this host differs from the ones the baselines were
+// made on (golden.Golden.HostDiffers), each difference once, naming the
+// baselines it concerns: said before the runs and kept in the reports,
+// since a timing verdict across hosts measures the hosts too.
+func (p *Plan) HostCheck() []string {
+	var order []string
+	cases := map[string][]string{}
+	for _, c := range p.Cases {
+		for _, d := range p.Goldens[c.Name].HostDiffers(p.Host) {
+			if cases[d] == nil {
+				order = append(order, d)
+			}
+			cases[d] = append(cases[d], c.Name)
+		}
+	}
+	out := make([]string, len(order))
+	for i, d := range order {
+		out[i] = fmt.Sprintf("host differs from the baseline's (%s): %s", strings.Join(cases[d], ", "), d)
+	}
+	return out
 }
 
 // SessionDrift is the session drift the gate allows a benchmark's metric:

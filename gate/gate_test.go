@@ -306,3 +306,33 @@ func TestJudgeAllowsSessionDrift(t *testing.T) {
 		}
 	}
 }
+
+// A baseline made on another CPU: the gate says so before its runs (and
+// in its reports), naming the cases; a baseline of this host says nothing.
+func TestHostCheckNamesWhatDiffers(t *testing.T) {
+	host := results.Host{CPUModel: "Intel(R) Xeon(R) Processor", CPUs: 2, MemTotalKB: 24 << 20}
+	same := baseline(t, "test-cpu", func(g *golden.Golden) {
+		g.Provenance.CPUModel, g.Provenance.CPUs, g.Provenance.MemKB = host.CPUModel, 2, 24<<20
+	})
+	p := plan(t, same, fixtureCase(t))
+	p.Host = host
+	if d := p.HostCheck(); len(d) != 0 {
+		t.Errorf("the baseline's own host: %q", d)
+	}
+	other := baseline(t, "test-cpu", func(g *golden.Golden) {
+		g.Provenance.CPUModel, g.Provenance.CPUs, g.Provenance.MemKB = "AMD EPYC 7B13", 2, 24<<20
+	})
+	p = plan(t, other, fixtureCase(t))
+	p.Host = host
+	d := p.HostCheck()
+	if len(d) != 1 || d[0] != "host differs from the baseline's (fixture): CPU model: AMD EPYC 7B13 when the baseline was made, Intel(R) Xeon(R) Processor here" {
+		t.Errorf("got %q", d)
+	}
+	o, err := p.Judge(fixtureManifest(t), fixtureDir, Policy{Timing: "report"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(o.Comparison.Notes, d[0]) {
+		t.Errorf("the reports' notes %q lack the host difference", o.Comparison.Notes)
+	}
+}

@@ -85,6 +85,12 @@ func (l *Launch) Run(ctx context.Context, cs []*cases.Case) (*results.Manifest, 
 		}
 		dir = filepath.Join("gcjitter-results", label+"-"+time.Now().Format("20060102-150405"))
 	}
+	if free, need := FreeBytes(dir), PlannedBytes(cs); free >= 0 && free < need {
+		err := &UsageError{fmt.Sprintf("not enough free disk for the record streams: the planned runs write up to %s, %s is free where %s goes; free space or pass another -o; nothing was run",
+			bytesText(need), bytesText(free), dir)}
+		logf("%v", err)
+		return nil, "", err
+	}
 	plan := Plan(cs, l.Seed)
 	s := &Session{Dir: dir, Python: py, PythonFrom: from, Tool: l.Tool, Command: l.Command, Seed: l.Seed,
 		Progress: l.Progress, HostClass: l.HostClass}

@@ -26,14 +26,33 @@ func TestRunDiskFull(t *testing.T) {
 		t.Skipf("cannot mount a small tmpfs here (%v: %s)", err, out)
 	}
 	defer exec.Command("umount", mnt).Run()
-	// About 150 KB of records per run: the first runs fit, a later one does not.
-	casePath := filepath.Join(dir, "big.yaml")
-	big := "name: big\nworkload: {model: none, work: 10}\ngarbage: {pattern: pairs, cycles: 5}\nsteps: 1200\nwarmup: 0\nruns: 3\nvariants:\n  - policy: default\n  - policy: disabled\n"
+	// A plan whose streams cannot fit (by runner.BytesPerStep) is refused
+	// before any run: exit 2, nothing written.
+	casePath := filepath.Join(dir, "long.yaml")
+	long := "name: long\nworkload: {model: none, work: 10}\nsteps: 5000\nwarmup: 0\nruns: 3\nvariants:\n  - policy: default\n  - policy: disabled\n"
+	if err := os.WriteFile(casePath, []byte(long), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"run", "-python", py, "-o", filepath.Join(mnt, "refused"), casePath}, &stdout, &stderr); code != cli.Usage ||
+		!strings.Contains(stderr.String(), "not enough free disk for the record streams") || !strings.Contains(stderr.String(), "nothing was run") {
+		t.Errorf("exit %d, want %d and the free-disk refusal\nstderr:\n%s", code, cli.Usage, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(mnt, "refused")); err == nil {
+		t.Errorf("the refused plan left a results directory")
+	}
+	stdout.Reset()
+	stderr.Reset()
+
+	// A plan that fits by the estimate but writes more (about 2 KB of GC
+	// events per step, twice runner.BytesPerStep): the disk fills part-way,
+	// the first runs are kept.
+	casePath = filepath.Join(dir, "big.yaml")
+	big := "name: big\nworkload: {model: none, work: 10}\ngarbage: {pattern: pairs, cycles: 8000}\nsteps: 100\nwarmup: 0\nruns: 3\nvariants:\n  - policy: default\n  - policy: disabled\n"
 	if err := os.WriteFile(casePath, []byte(big), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(mnt, "res")
-	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"run", "-python", py, "-o", out, casePath}, &stdout, &stderr)
 	if code != cli.Infra {
 		t.Fatalf("exit %d, want %d\nstderr:\n%s", code, cli.Infra, stderr.String())

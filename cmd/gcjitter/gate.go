@@ -132,6 +132,9 @@ func gateRuns(ctx context.Context, f *commonFlags, fs *flag.FlagSet, dir, from, 
 	if m != nil {
 		return plan, m, from, nil
 	}
+	for _, d := range plan.HostCheck() {
+		fmt.Fprintf(stderr, "gcjitter gate: warning: %s\n", d)
+	}
 	if err := plan.CheckPower(stderr, timing == "gate"); err != nil {
 		return nil, nil, "", cli.Usagef("%v; nothing was run", err)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -129,6 +130,11 @@ func goldenShow(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		path = golden.Path(*dir, class, path)
 	}
 	g, err := golden.Read(path)
+	if errors.Is(err, golden.ErrMissing) {
+		if classes := golden.Classes(*dir); len(classes) > 0 {
+			return cli.Usagef("%v; host classes with baselines in %s: %s (pass -host-class)", err, *dir, strings.Join(classes, ", "))
+		}
+	}
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/gcjitter/gcjitter/golden"
+	"github.com/gcjitter/gcjitter/internal/cli"
+	"github.com/gcjitter/gcjitter/runner"
+)
+
+func cmdSystem(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("gcjitter system", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("golden", "golden", "baselines directory")
+	hc := fs.String("host-class", "", "host class to check against (default: $GCJITTER_HOST_CLASS, or derived from this host)")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `usage: gcjitter system [-golden DIR] [-host-class C]
+
+Prints what this host is and what on it moves step times (frequency
+governor, turbo, isolated CPUs, load, free disk), with advice, and how it
+differs from the host the host class's baselines were made on. Changes
+nothing; exit 0.
+
+`)
+		fs.PrintDefaults()
+	}
+	if done, err := cli.ParseFlags(fs, args); done {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return cli.Usagef("system takes no arguments, got %q", fs.Args())
+	}
+	h := runner.ProbeHost(ctx)
+	class, err := golden.HostClass(*hc, h)
+	if err != nil {
+		return cli.Usagef("%v", err)
+	}
+	check := runner.CheckSystem(h, ".")
+	check.Class = class
+	for _, g := range golden.ReadClass(*dir, class) {
+		for _, d := range g.HostDiffers(h) {
+			check.Differs = append(check.Differs, g.Case+": "+d)
+		}
+		check.Baselines++
+	}
+	check.Classes = golden.Classes(*dir)
+	check.Write(stdout)
+	return nil
+}
