@@ -47,6 +47,30 @@ func (s Spec) Describe() string {
 	return s.Text
 }
 
+// ABSpecsOf are the sides an A/B results directory ran with, read from
+// its command line (-a SPEC, -b SPEC); a side it does not name describes
+// itself as "this environment".
+func ABSpecsOf(m *results.Manifest) [2]Spec {
+	var specs [2]Spec
+	for i, arg := range m.Command {
+		for k, flag := range []string{"-a", "-b"} {
+			var text string
+			switch {
+			case (arg == flag || arg == "-"+flag) && i+1 < len(m.Command):
+				text = m.Command[i+1]
+			case strings.HasPrefix(arg, flag+"="), strings.HasPrefix(arg, "-"+flag+"="):
+				_, text, _ = strings.Cut(arg, "=")
+			default:
+				continue
+			}
+			if spec, err := ParseSpec(text); err == nil {
+				specs[k] = spec
+			}
+		}
+	}
+	return specs
+}
+
 // abSides are the variant-name prefixes of the two sides in one results
 // directory; SplitAB is the only reader of them.
 var abSides = [2]string{"a.", "b."}

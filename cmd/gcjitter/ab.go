@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/gcjitter/gcjitter/cases"
 	"github.com/gcjitter/gcjitter/gate"
 	"github.com/gcjitter/gcjitter/internal/cli"
 	"github.com/gcjitter/gcjitter/report"
@@ -19,6 +20,7 @@ func cmdAB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	a := fs.String("a", "", "environment A (the baseline): python=PATH,env.NAME=VALUE,...")
 	b := fs.String("b", "", "environment B (the candidate), same form")
 	lim := adaptiveFlags(fs)
+	from := fs.String("from", "", "judge the A/B runs kept in this results directory (an interrupted ab's, say) instead of running; writes the reports there")
 	format := report.MeasuringFormatFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: gcjitter ab -a SPEC -b SPEC [flags] case ...
@@ -33,39 +35,40 @@ virtualenvs, before and after a torch upgrade). Exit 1 when B regresses.
 	if done, err := cli.ParseFlags(fs, args); done {
 		return err
 	}
+	var (
+		specs       [2]gate.Spec
+		m           *results.Manifest
+		cs          []*cases.Case
+		outDir      string
+		runErr, err error
+	)
 	switch {
+	case *from != "":
+		if *a != "" || *b != "" {
+			return cli.Usagef("-from judges kept runs: their sides are the ones they ran with; drop -a and -b")
+		}
+		if m, cs, err = gate.Kept(*from, fs.Args()); err != nil {
+			return err
+		}
+		specs, outDir = gate.ABSpecsOf(m), *from
 	case fs.NArg() == 0:
 		return cli.Usagef("name at least one case")
-	}
-	var specs [2]gate.Spec
-	for i, s := range []string{*a, *b} {
-		spec, err := gate.ParseSpec(s)
-		if err != nil {
-			return cli.Usagef("-%c: %v", "ab"[i], err)
+	default:
+		if specs, err = abSpecs(ctx, *a, *b); err != nil {
+			return err
 		}
-		if s == "" {
-			// A side left out would run an A/A test and pass: never what
-			// was meant (an A/A check names the same spec twice).
-			return cli.Usagef("-%c missing: give both sides, -a SPEC and -b SPEC (e.g. -a python=/old/bin/python3 -b python=/new/bin/python3)", "ab"[i])
+		if cs, err = f.loadCases(fs.Args()); err != nil {
+			return err
 		}
-		if spec.Python != "" {
-			if spec.Python, _, err = runner.ChoosePython(ctx, spec.Python, "", true); err != nil {
-				return cli.InfraError(fmt.Errorf("environment %c: %w", "AB"[i], err))
-			}
+		if err := gate.PlanAB(cs, lim.MaxRuns); err != nil {
+			return cli.Usagef("%v; nothing was run", err)
 		}
-		specs[i] = spec
-	}
-	cs, err := f.loadCases(fs.Args())
-	if err != nil {
-		return err
-	}
-	if err := gate.PlanAB(cs, lim.MaxRuns); err != nil {
-		return cli.Usagef("%v; nothing was run", err)
-	}
-	gate.ABCases(cs, specs)
-	m, outDir, runErr := f.launch(stderr).Run(ctx, cs)
-	if m == nil {
-		return launchError(runErr)
+		gate.ABCases(cs, specs)
+		// Interrupted: the runs that completed are judged and every report
+		// written, marked partial; the exit status stays the interruption's.
+		if m, outDir, runErr = f.launch(stderr).Run(ctx, cs); m == nil {
+			return launchError(runErr)
+		}
 	}
 	judge := func() (*results.Comparison, error) {
 		d, err := results.Load(outDir, stats.SpikeRule{})
@@ -76,9 +79,7 @@ virtualenvs, before and after a torch upgrade). Exit 1 when B regresses.
 		return results.Compare(sides[0], sides[1], results.CompareOptions{Primary: gate.Primary(cs)}), nil
 	}
 	var cmp *results.Comparison
-	// Interrupted: the runs that completed are judged and every report
-	// written, marked partial; the exit status stays the interruption's.
-	if lim.On() && runErr == nil {
+	if lim.On() && runErr == nil && *from == "" {
 		if cmp, runErr = f.grow(ctx, lim, m, outDir, cs, stderr, judge); cmp == nil {
 			return runErr
 		}
@@ -104,4 +105,27 @@ virtualenvs, before and after a torch upgrade). Exit 1 when B regresses.
 		return cli.Silent(cli.Regression)
 	}
 	return nil
+}
+
+// abSpecs parses and checks both sides' SPECs.
+func abSpecs(ctx context.Context, a, b string) ([2]gate.Spec, error) {
+	var specs [2]gate.Spec
+	for i, s := range []string{a, b} {
+		spec, err := gate.ParseSpec(s)
+		if err != nil {
+			return specs, cli.Usagef("-%c: %v", "ab"[i], err)
+		}
+		if s == "" {
+			// A side left out would run an A/A test and pass: never what
+			// was meant (an A/A check names the same spec twice).
+			return specs, cli.Usagef("-%c missing: give both sides, -a SPEC and -b SPEC (e.g. -a python=/old/bin/python3 -b python=/new/bin/python3)", "ab"[i])
+		}
+		if spec.Python != "" {
+			if spec.Python, _, err = runner.ChoosePython(ctx, spec.Python, "", true); err != nil {
+				return specs, cli.InfraError(fmt.Errorf("environment %c: %w", "AB"[i], err))
+			}
+		}
+		specs[i] = spec
+	}
+	return specs, nil
 }

@@ -21,6 +21,7 @@ const (
 	matrixRepsEnv   = "GCJITTER_MATRIX_REPS"   // repetitions per cell; unset: one cell in make test
 	matrixScalesEnv = "GCJITTER_MATRIX_SCALES" // compute scales, e.g. 0.5,1,2
 	matrixCasesEnv  = "GCJITTER_MATRIX_CASES"  // cases to run (default: the quick suite)
+	matrixBurnerEnv = "GCJITTER_MATRIX_BURNER" // on, off or both (default with REPS: both)
 )
 
 // TestHostSpeedMatrix runs the quick suite's expectations on this host made
@@ -46,6 +47,17 @@ func TestHostSpeedMatrix(t *testing.T) {
 	}
 	if s := os.Getenv(matrixCasesEnv); s != "" {
 		caseArgs = strings.Fields(s)
+	}
+	switch s := os.Getenv(matrixBurnerEnv); s {
+	case "":
+	case "on":
+		burners = []bool{true}
+	case "off":
+		burners = []bool{false}
+	case "both":
+		burners = []bool{false, true}
+	default:
+		t.Fatalf("%s=%q: want on, off or both", matrixBurnerEnv, s)
 	}
 	checkLine := regexp.MustCompile(`(?m)^  (\S+ \S+ .*): (ok|FAILED) \(`)
 	var table strings.Builder
