@@ -1,8 +1,14 @@
 package results
 
 import (
+	"bytes"
+	"maps"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gcjitter/gcjitter/stats"
 )
 
 // FuzzBenchfmtCompare: any two benchfmt inputs either fail to load with an
@@ -31,4 +37,39 @@ func FuzzBenchfmtCompare(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Results directories made before path-safe names (a variant manual:10 in
+// runs/CASE/manual:10/) still load: the manifest names every file, so the
+// reader never derives a path from a variant's name.
+func TestLoadKeepsReadingOldPaths(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join("..", "gate", "testdata", "results")
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	old := filepath.Join(dir, "runs", "fixture", "manual:10")
+	if err := os.Rename(filepath.Join(dir, "runs", "fixture", "manual"), old); err != nil {
+		t.Fatal(err)
+	}
+	mf := filepath.Join(dir, ManifestFile)
+	b, err := os.ReadFile(mf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = bytes.ReplaceAll(b, []byte(`runs/fixture/manual/`), []byte(`runs/fixture/manual:10/`))
+	if err := os.WriteFile(mf, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Load(dir, stats.SpikeRule{})
+	if err != nil {
+		t.Fatalf("loading a results directory with old paths: %v", err)
+	}
+	steps, err := LoadSteps(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Runs[BenchName("fixture", "manual")]) != 2 || steps[BenchName("fixture", "manual")] == nil {
+		t.Errorf("the variant in the old path lost its runs or steps: %v", maps.Keys(d.Runs))
+	}
 }
