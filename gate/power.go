@@ -130,16 +130,18 @@ func (p *Plan) CheckPower(w io.Writer, gated bool) error {
 // that cannot is refused, naming the runs that can.
 // maxRuns, when above a case's runs, is what adaptive rounds may grow to.
 func PlanAB(cs []*cases.Case, maxRuns int) error {
-	return planBothSides(cs, maxRuns, "this A/B cannot fail")
+	return planBothSides(cs, maxRuns, false, "this A/B cannot fail")
 }
 
 // PlanBaseline is PlanAB for the runs of a new baseline: a gate of the same
 // size against it must be able to fail.
 func PlanBaseline(cs []*cases.Case) error {
-	return planBothSides(cs, 0, "a gate against this baseline could not fail")
+	return planBothSides(cs, 0, true, "a gate against this baseline could not fail")
 }
 
-func planBothSides(cs []*cases.Case, maxRuns int, what string) error {
+// drift: the sides will be of different sessions (a gate against the
+// baseline), so the plan allows the cases' session drift.
+func planBothSides(cs []*cases.Case, maxRuns int, drift bool, what string) error {
 	family := 0
 	for _, c := range cs {
 		family += len(c.Variants) * len(primaryOf(c))
@@ -149,7 +151,11 @@ func planBothSides(cs []*cases.Case, maxRuns int, what string) error {
 		for _, v := range c.Variants {
 			for _, metric := range Decisive {
 				if mt, ok := stats.MetricByName(metric); ok && mt.MinSteps <= c.Steps && slices.Contains(primaryOf(c), metric) {
-					items = append(items, stats.PlanItem{Bench: results.BenchName(c.Name, v.Name), Metric: metric, Floor: float64(c.Gate.Floor(metric))})
+					it := stats.PlanItem{Bench: results.BenchName(c.Name, v.Name), Metric: metric, Floor: float64(c.Gate.Floor(metric))}
+					if drift {
+						it.Drift = c.Gate.SessionDrift(metric)
+					}
+					items = append(items, it)
 				}
 			}
 		}
