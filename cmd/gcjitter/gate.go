@@ -15,6 +15,7 @@ import (
 	"github.com/gcjitter/gcjitter/report"
 	"github.com/gcjitter/gcjitter/results"
 	"github.com/gcjitter/gcjitter/runner"
+	"github.com/gcjitter/gcjitter/stats"
 )
 
 func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -26,7 +27,7 @@ func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	from := fs.String("from", "", "judge the runs kept in this results directory (an interrupted gate's, say) instead of running")
 	lim := adaptiveFlags(fs)
 	var drift *float64
-	fs.Func("drift", "session drift of the timing metrics, e.g. 2% (default: each case's gate.drift, else 5%, measured on shared VMs; 0: as if the baseline were made in this session)", func(s string) error {
+	fs.Func("drift", fmt.Sprintf("session drift `F` of the timing metrics, e.g. 2%% (default: each case's gate.drift, else %.0f%%, measured on shared VMs; 0: as if the baseline were made in this session)", 100*stats.HostDrift), func(s string) error {
 		v, err := cases.ParseFraction(s)
 		drift = &v
 		return err
