@@ -63,6 +63,8 @@ variants:
 		{"gate.md", "partial: interrupted after "},
 		{"gate.junit.xml", `<testsuites name="gcjitter gate (partial)"`},
 		{"gate.txt", "partial: interrupted after "},
+		{"gate.json", `"partial": "partial: interrupted after `},
+		{"gate.html", `<div class="banner undecided partial"><b>partial: interrupted after `},
 	} {
 		b, err := os.ReadFile(filepath.Join(out, f.name))
 		if err != nil {
