@@ -1,0 +1,52 @@
+package history
+
+// migrations are the store's schema, in order: migration i brings a store
+// from version i to i+1. They are written once for both SQLite and
+// PostgreSQL (portable types, text keys, no autoincrement), and never
+// edited once released: a change is a new migration.
+var migrations = []string{
+	// 1: nights, their runs, and every metric of every run.
+	`CREATE TABLE nights (
+		id         TEXT PRIMARY KEY,
+		started    TEXT NOT NULL,
+		finished   TEXT NOT NULL DEFAULT '',
+		host_class TEXT NOT NULL,
+		host       TEXT NOT NULL,
+		cpu_model  TEXT NOT NULL DEFAULT '',
+		tool       TEXT NOT NULL,
+		label      TEXT NOT NULL DEFAULT '',
+		partial    TEXT NOT NULL DEFAULT '',
+		command    TEXT NOT NULL DEFAULT '',
+		source     TEXT NOT NULL,
+		added      TEXT NOT NULL
+	);
+	CREATE TABLE runs (
+		night_id   TEXT NOT NULL REFERENCES nights(id),
+		run_id     TEXT NOT NULL,
+		case_name  TEXT NOT NULL,
+		variant    TEXT NOT NULL,
+		side       TEXT NOT NULL DEFAULT '',
+		run_index  INTEGER NOT NULL,
+		steps      INTEGER NOT NULL,
+		env_key    TEXT NOT NULL,
+		env        TEXT NOT NULL,
+		gen0_collections BIGINT NOT NULL,
+		gen1_collections BIGINT NOT NULL,
+		gen2_collections BIGINT NOT NULL,
+		gen0_collected   BIGINT NOT NULL,
+		gen1_collected   BIGINT NOT NULL,
+		gen2_collected   BIGINT NOT NULL,
+		PRIMARY KEY (night_id, run_id)
+	);
+	CREATE TABLE run_values (
+		night_id TEXT NOT NULL,
+		run_id   TEXT NOT NULL,
+		metric   TEXT NOT NULL,
+		value    DOUBLE PRECISION NOT NULL,
+		PRIMARY KEY (night_id, run_id, metric)
+	)`,
+	// 2: the indexes the series queries walk (host class, then time; a
+	// case's runs).
+	`CREATE INDEX nights_by_class ON nights (host_class, started);
+	CREATE INDEX runs_by_case ON runs (case_name, variant)`,
+}
