@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -41,6 +43,9 @@ type AddOptions struct {
 // add after every attempt; runs a directory gained since (more adaptive
 // rounds, a finished partial gate) are added.
 func (s *Store) Add(ctx context.Context, dir string, o AddOptions) (*Added, error) {
+	if _, err := os.Stat(filepath.Join(dir, results.ManifestFile)); err != nil {
+		return nil, &results.InputError{Msgs: []string{fmt.Sprintf("%s: not a gcjitter results directory (no %s): name directories that run, gate or ab wrote", dir, results.ManifestFile)}}
+	}
 	m, err := results.ReadManifest(dir)
 	if err != nil {
 		return nil, &results.InputError{Msgs: []string{err.Error()}}

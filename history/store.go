@@ -40,7 +40,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	if dsn == "" {
 		return nil, fmt.Errorf("no history store named: give %s", DSNHelp)
 	}
-	s := &Store{dsn: redact(dsn)}
+	s := &Store{dsn: Redact(dsn)}
 	var err error
 	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
 		s.postgres = true
@@ -73,7 +73,8 @@ func (s *Store) Close() error { return s.db.Close() }
 // String names the store (without a password).
 func (s *Store) String() string { return s.dsn }
 
-func redact(dsn string) string {
+// Redact is dsn without its password, for messages.
+func Redact(dsn string) string {
 	at := strings.LastIndex(dsn, "@")
 	scheme := strings.Index(dsn, "://")
 	if at < 0 || scheme < 0 {

@@ -2,10 +2,8 @@ package report
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"html/template"
 	"io"
 	"math"
@@ -14,11 +12,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gcjitter/gcjitter/golden"
+	"github.com/gcjitter/gcjitter/internal/testbrowser"
 	"github.com/gcjitter/gcjitter/results"
 	"github.com/gcjitter/gcjitter/stats"
 )
@@ -226,13 +224,7 @@ func TestDownsampleKeepsEverySpike(t *testing.T) {
 // inline SVG, and load nothing from the network. A screenshot is kept in
 // the test's temp dir (GCJITTER_SCREENSHOT=path keeps it elsewhere).
 func TestHTMLInChromium(t *testing.T) {
-	chrome, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI needs chromium (Debian: apt-get install chromium; .ci/run installs it)")
-		}
-		t.Skip("no chromium")
-	}
+	browser := testbrowser.New(t)
 	d := fixture()
 	d.Steps = map[string][2]*results.Steps{
 		"GCJitter/case=demo/variant=default": {syntheticSteps(2, 400, 1), syntheticSteps(2, 400, 1.1)},
@@ -253,18 +245,9 @@ func TestHTMLInChromium(t *testing.T) {
 	if shot == "" {
 		shot = filepath.Join(dir, "report.png")
 	}
-	// The profile lives outside t.TempDir: a crash handler that outlives
-	// Chromium by a moment must not fail the test's cleanup.
-	profile, err := os.MkdirTemp("", "gcjitter-chromium-")
+	dom, err := browser.DOM(page)
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer os.RemoveAll(profile)
-	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-		"--disable-dev-shm-usage", "--disable-component-update", "--disable-sync", "--no-first-run", "--user-data-dir=" + profile}
-	dom, err := chromium(chrome, append(base, "--dump-dom", "file://"+page)...)
-	if err != nil {
-		t.Fatalf("chromium --dump-dom: %v", err)
 	}
 	if !bytes.Contains(dom, []byte(`data-ready="1"`)) {
 		t.Error("the page's script did not run to the end (a JavaScript error?)")
@@ -272,31 +255,12 @@ func TestHTMLInChromium(t *testing.T) {
 	if n := bytes.Count(dom, []byte("<svg")); n < 4 {
 		t.Errorf("%d inline SVG charts in the rendered page, want at least 4", n)
 	}
-	if _, err := chromium(chrome, append(base, "--window-size=1300,2400", "--screenshot="+shot, "file://"+page)...); err != nil {
-		t.Fatalf("chromium --screenshot: %v", err)
+	if err := browser.Screenshot(page, shot, 1300, 2400); err != nil {
+		t.Fatal(err)
 	}
 	if st, err := os.Stat(shot); err != nil || st.Size() < 20_000 {
 		t.Errorf("screenshot %s missing or blank: %v", shot, err)
 	}
-}
-
-// chromium runs headless Chromium in its own process group, killed with
-// everything it started if it has not finished in two minutes: a hung
-// browser fails this test, not the whole package at go test's timeout.
-func chromium(chrome string, args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, chrome, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return out, fmt.Errorf("%v (%v)\n%s", err, ctx.Err(), stderr.String())
-	}
-	return out, nil
 }
 
 func TestColourOnlyWhenAsked(t *testing.T) {

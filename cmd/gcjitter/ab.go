@@ -98,13 +98,14 @@ virtualenvs, before and after a torch upgrade). Exit 1 when B regresses.
 	if err := report.PrintFormat(stdout, *format, doc); err != nil {
 		return cli.InfraError(err)
 	}
+	recordErr := f.record(ctx, m, outDir, stderr)
 	switch {
 	case runErr != nil:
 		return launchError(runErr)
 	case cmp.Regressed():
 		return cli.Silent(cli.Regression)
 	}
-	return nil
+	return recordErr
 }
 
 // abSpecs parses and checks both sides' SPECs.

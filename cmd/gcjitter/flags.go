@@ -10,6 +10,7 @@ import (
 
 	"github.com/gcjitter/gcjitter/cases"
 	"github.com/gcjitter/gcjitter/gate"
+	"github.com/gcjitter/gcjitter/history"
 	"github.com/gcjitter/gcjitter/internal/cli"
 	"github.com/gcjitter/gcjitter/internal/progress"
 	"github.com/gcjitter/gcjitter/results"
@@ -20,6 +21,7 @@ import (
 // contract).
 type commonFlags struct {
 	out, python, hostClass string
+	history, label         string
 	sel                    cases.Selection
 	seed                   int64
 }
@@ -43,7 +45,25 @@ func measuringFlags(name string, stderr io.Writer) (*flag.FlagSet, *commonFlags)
 	fs.StringVar(&f.sel.Suite, "suite", "quick", "built-in suite to run when no case is named")
 	fs.BoolVar(&f.sel.Reduced, "reduced", false, "run each case at the reduced size it declares for CI (then -runs, -steps, -warmup apply)")
 	fs.Float64Var(&f.sel.ComputeScale, "compute-scale", 1, "multiply every case's compute per step (batch, or work for model none) by this: a host made slower or faster, on which signatures must still hold")
+	fs.StringVar(&f.history, "history", os.Getenv(history.DSNEnv), "also record the results in this history store when done (partial ones marked): "+history.DSNHelp+" (default $"+history.DSNEnv+")")
+	fs.StringVar(&f.label, "label", "", "CI's commit or build label, recorded with the night in -history")
 	return fs, f
+}
+
+// record adds the results in dir to the -history store, if one is named,
+// and says so; a store that cannot take them is an infrastructure failure
+// (the results directory itself is complete: history add can retry).
+func (f *commonFlags) record(ctx context.Context, m *results.Manifest, dir string, stderr io.Writer) error {
+	if f.history == "" || m == nil {
+		return nil
+	}
+	a, err := history.Record(ctx, f.history, dir, m, history.AddOptions{Label: f.label, HostClass: f.hostClass})
+	if err != nil {
+		fmt.Fprintf(stderr, "gcjitter: recording in the history failed (retry with gcjitter history add %s -history %s): %v\n", dir, f.history, err)
+		return cli.Silent(cli.Infra)
+	}
+	printAdded(stderr, history.Redact(f.history), dir, a)
+	return nil
 }
 
 // loadCases resolves the case arguments (or the suite) with the flags'

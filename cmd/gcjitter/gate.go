@@ -89,13 +89,14 @@ unchanged environment), 2 bad input or missing baseline, 3 infrastructure.
 	if err := report.PrintFormat(stdout, *format, d); err != nil {
 		return cli.InfraError(err)
 	}
+	recordErr := f.record(ctx, m, outDir, stderr)
 	switch {
 	case runErr != nil:
 		return launchError(runErr)
 	case o.Failed:
 		return cli.Silent(cli.Regression)
 	}
-	return nil
+	return recordErr
 }
 
 // gateRuns plans the gate against its baselines (everything checked before

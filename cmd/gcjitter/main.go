@@ -42,6 +42,7 @@ commands:
   ab         interleaved A/B of two environments (-a SPEC -b SPEC case ...); exit 1 when B regresses
   cases      list the built-in cases, or show one (cases list | cases show NAME)
   worker     run one worker process and summarise its records
+  history    nights remembered: history add DIR... | show | detect | report (SQLite file or PostgreSQL)
   system     what on this host moves step times, with advice, against the baselines' host (changes nothing)
   version    print the version
 
@@ -54,7 +55,7 @@ type command func(ctx context.Context, args []string, stdout, stderr io.Writer) 
 
 var commands = map[string]command{
 	"run": cmdRun, "cases": cmdCases, "compare": cmdCompare, "gate": cmdGate, "golden": cmdGolden,
-	"ab": cmdAB, "report": cmdReport, "collect": cmdCollect, "worker": cmdWorker, "system": cmdSystem,
+	"ab": cmdAB, "report": cmdReport, "collect": cmdCollect, "worker": cmdWorker, "system": cmdSystem, "history": cmdHistory,
 	"version": func(_ context.Context, _ []string, stdout, _ io.Writer) error {
 		fmt.Fprintln(stdout, "gcjitter", cli.Version())
 		return nil

@@ -44,13 +44,14 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := report.PrintFormat(stdout, *format, d); err != nil && runErr == nil {
 		return cli.InfraError(err)
 	}
+	recordErr := f.record(ctx, m, dir, stderr)
 	if runErr != nil {
 		return launchError(runErr)
 	}
 	if checkFailed {
 		return cli.Silent(cli.Regression)
 	}
-	return nil
+	return recordErr
 }
 
 // launchError is a launch's error as the command returns it: the runner

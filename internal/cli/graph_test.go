@@ -42,10 +42,10 @@ func TestPackageGraph(t *testing.T) {
 	}
 	// Each package may import only packages of a lower layer.
 	layer := map[string]int{
-		"internal/atomicfile": 0, "internal/fileerr": 0, "internal/testpostgres": 0,
+		"internal/atomicfile": 0, "internal/fileerr": 0, "internal/testpostgres": 0, "internal/testbrowser": 0,
 		"bench": 1, "stats": 2, "cases": 3, "results": 4,
-		"runner": 5, "golden": 5, "report": 6, "internal/progress": 6, "history": 6, "gate": 7,
-		"internal/cli": 8, "internal/testpython": 8, "cmd/gcjitter": 9,
+		"runner": 5, "golden": 5, "report": 6, "internal/progress": 6, "history": 7, "gate": 8,
+		"internal/cli": 9, "internal/testpython": 9, "cmd/gcjitter": 10,
 	}
 	for pkg, imps := range imports {
 		l, ok := layer[pkg]
