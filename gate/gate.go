@@ -18,6 +18,7 @@ import (
 
 	"github.com/gcjitter/gcjitter/cases"
 	"github.com/gcjitter/gcjitter/golden"
+	"github.com/gcjitter/gcjitter/history"
 	"github.com/gcjitter/gcjitter/internal/atomicfile"
 	"github.com/gcjitter/gcjitter/report"
 	"github.com/gcjitter/gcjitter/results"
@@ -41,6 +42,10 @@ type Options struct {
 	// MaxRuns is the most runs per variant adaptive rounds may grow to
 	// (-max-runs): the plan must be able to decide at that size.
 	MaxRuns int
+	// History, when set, holds each case's baseline from recent nights
+	// (gate -baseline history:N) instead of the golden files; their
+	// measured night-to-night drift is the session drift.
+	History map[string]*history.Baseline
 }
 
 // Plan is a gate ready to run: every case with its baseline.
@@ -75,6 +80,13 @@ func New(cs []*cases.Case, opt Options) (*Plan, error) {
 	for i, c := range cs {
 		path := golden.Path(opt.Dir, opt.Class, c.Name)
 		g, err := golden.Read(path)
+		if opt.History != nil {
+			b := opt.History[c.Name]
+			if b == nil {
+				return nil, &PlanError{fmt.Sprintf("no history baseline for case %s on host class %s", c.Name, opt.Class)}
+			}
+			g, path, err = b.Golden, b.From, nil
+		}
 		if errors.Is(err, golden.ErrMissing) {
 			missing.Missing = append(missing.Missing, i)
 			missing.Lines = append(missing.Lines, fmt.Sprintf("no baseline for case %s on host class %s (%s)", c.Name, opt.Class, path))
@@ -243,8 +255,15 @@ func (p *Plan) HostCheck() []string {
 
 // SessionDrift is the session drift the gate allows a benchmark's metric:
 // the baseline was measured in another session, whose shift more runs
-// tonight cannot average away.
+// tonight cannot average away. A history baseline measured it; a golden
+// file's is the case's gate.drift or the catalogue's (gate -drift over
+// both).
 func (p *Plan) SessionDrift(bench, metric string) float64 {
+	if p.Drift == nil && p.History != nil {
+		if b := p.History[results.CaseOf(bench)]; b != nil {
+			return b.Drift[bench][metric]
+		}
+	}
 	if p.Drift != nil {
 		if stats.DefaultDrift[metric] > 0 {
 			return *p.Drift
@@ -294,7 +313,11 @@ func (o *Outcome) WriteText(w io.Writer, color bool) {
 		fmt.Fprintf(w, "%s\n", p)
 	}
 	io.WriteString(w, o.ExpectText)
-	fmt.Fprintf(w, "\ngate: host class %s, baselines in %s\n", o.Plan.Class, o.Plan.Dir)
+	where := o.Plan.Dir
+	if o.Plan.History != nil {
+		where = "the history: " + o.Plan.Paths[o.Plan.Cases[0].Name]
+	}
+	fmt.Fprintf(w, "\ngate: host class %s, baselines in %s\n", o.Plan.Class, where)
 	for _, res := range o.Schedules {
 		fmt.Fprintf(w, "\n%s", res.Text())
 	}

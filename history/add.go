@@ -94,7 +94,12 @@ func (s *Store) AddManifest(ctx context.Context, m *results.Manifest, source str
 	if _, err := tx.ExecContext(ctx, s.bind(`UPDATE nights SET partial = ?, finished = ? WHERE id = ?`), a.Partial, finished, a.Night); err != nil {
 		return nil, fmt.Errorf("history %s: adding %s: %v", s, source, err)
 	}
-	var vals []any
+	sizes := map[string]results.Case{}
+	for _, c := range m.Cases {
+		sizes[c.Name] = c
+	}
+	var runRows []any
+	done := map[string]*results.Run{}
 	for _, r := range m.Runs {
 		if r.Status != results.StatusOK || r.Summary == nil {
 			a.Skipped++
@@ -110,20 +115,28 @@ func (s *Store) AddManifest(ctx context.Context, m *results.Manifest, source str
 			variant = r.Of
 		}
 		sum := r.Summary
-		res, err := tx.ExecContext(ctx, s.bind(`INSERT INTO runs (night_id, run_id, case_name, variant, side, run_index, steps, env_key, env,
-			gen0_collections, gen1_collections, gen2_collections, gen0_collected, gen1_collected, gen2_collected)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (night_id, run_id) DO NOTHING`),
-			a.Night, r.ID, r.Case, variant, r.Side, r.Index, sum.Steps, env.Key(), string(envJSON),
+		c, warmup, spike := sizes[r.Case], -1, ""
+		if c.Name != "" {
+			warmup = c.Warmup
+			rule, _ := json.Marshal(c.SpikeRule())
+			spike = string(rule)
+		}
+		done[r.ID] = r
+		runRows = append(runRows, a.Night, r.ID, r.Case, variant, r.Side, r.Index, sum.Steps, warmup, spike, env.Key(), string(envJSON),
 			sum.Collections[0], sum.Collections[1], sum.Collections[2], sum.Collected[0], sum.Collected[1], sum.Collected[2])
-		if err != nil {
-			return nil, fmt.Errorf("history %s: adding run %s of %s: %v", s, r.ID, source, err)
+	}
+	added, err := s.insertRuns(ctx, tx, runRows)
+	if err != nil {
+		return nil, fmt.Errorf("history %s: adding %s: %v", s, source, err)
+	}
+	a.Runs = len(added)
+	var vals []any
+	for _, r := range m.Runs {
+		if !added[r.ID] || done[r.ID] != r {
+			continue // recorded before, or not completed
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			continue // recorded before
-		}
-		a.Runs++
 		for _, mt := range stats.Metrics {
-			v := mt.Value(*sum)
+			v := mt.Value(*r.Summary)
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				continue
 			}
@@ -139,6 +152,46 @@ func (s *Store) AddManifest(ctx context.Context, m *results.Manifest, source str
 		return nil, fmt.Errorf("history %s: adding %s: %v", s, source, err)
 	}
 	return a, nil
+}
+
+// runColumns are the columns insertRuns writes, in order.
+const runColumns = "night_id, run_id, case_name, variant, side, run_index, steps, warmup, spike, env_key, env, " +
+	"gen0_collections, gen1_collections, gen2_collections, gen0_collected, gen1_collected, gen2_collected"
+
+// runsPerInsert keeps a multi-row INSERT of runs (17 parameters a row)
+// under both databases' limits.
+const runsPerInsert = 500
+
+// insertRuns writes runs' rows (runColumns each), many rows an INSERT, and
+// returns the ids of those that were new: a run recorded before is left as
+// it is, and its values are not added again.
+func (s *Store) insertRuns(ctx context.Context, tx *sql.Tx, vals []any) (map[string]bool, error) {
+	const width = 17
+	added := map[string]bool{}
+	for len(vals) > 0 {
+		rows := min(len(vals)/width, runsPerInsert)
+		q := "INSERT INTO runs (" + runColumns + ") VALUES " +
+			strings.TrimSuffix(strings.Repeat("("+strings.TrimSuffix(strings.Repeat("?, ", width), ", ")+"), ", rows), ", ") +
+			" ON CONFLICT (night_id, run_id) DO NOTHING RETURNING run_id"
+		res, err := tx.QueryContext(ctx, s.bind(q), vals[:rows*width]...)
+		if err != nil {
+			return nil, err
+		}
+		for res.Next() {
+			var id string
+			if err := res.Scan(&id); err != nil {
+				res.Close()
+				return nil, err
+			}
+			added[id] = true
+		}
+		res.Close()
+		if err := res.Err(); err != nil {
+			return nil, err
+		}
+		vals = vals[rows*width:]
+	}
+	return added, nil
 }
 
 // valuesPerInsert keeps a multi-row INSERT's parameters (4 a row) under

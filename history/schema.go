@@ -49,4 +49,9 @@ var migrations = []string{
 	// case's runs).
 	`CREATE INDEX nights_by_class ON nights (host_class, started);
 	CREATE INDEX runs_by_case ON runs (case_name, variant)`,
+	// 3: each run's warm-up and spike rule, so that recent nights can
+	// stand as a gate's baseline (gate -baseline history:N runs the same
+	// experiment). -1 and '' on runs recorded before.
+	`ALTER TABLE runs ADD COLUMN warmup INTEGER NOT NULL DEFAULT -1;
+	ALTER TABLE runs ADD COLUMN spike TEXT NOT NULL DEFAULT ''`,
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/gcjitter/gcjitter/cases"
 	"github.com/gcjitter/gcjitter/gate"
 	"github.com/gcjitter/gcjitter/golden"
+	"github.com/gcjitter/gcjitter/history"
 	"github.com/gcjitter/gcjitter/internal/cli"
 	"github.com/gcjitter/gcjitter/report"
 	"github.com/gcjitter/gcjitter/results"
@@ -25,6 +26,7 @@ func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	timing := fs.String("timing", "gate", "timing layer: gate (a regression fails) or report (shown, never fails: for noisy shared hosts)")
 	check := fs.Bool("check", false, "also evaluate the cases' expect: assertions")
 	from := fs.String("from", "", "judge the runs kept in this results directory (an interrupted gate's, say) instead of running")
+	baseline := fs.String("baseline", "golden", "what to judge against: golden (the files in -golden) or history:N (the last N nights of this host class in -history, with the night-to-night drift they measured)")
 	lim := adaptiveFlags(fs)
 	var drift *float64
 	fs.Func("drift", fmt.Sprintf("session drift `F` of the timing metrics, e.g. 2%% (default: each case's gate.drift, else %.0f%%, measured on shared VMs; 0: as if the baseline were made in this session)", 100*stats.HostDrift), func(s string) error {
@@ -53,7 +55,14 @@ unchanged environment), 2 bad input or missing baseline, 3 infrastructure.
 	case *timing != "gate" && *timing != "report":
 		return cli.Usagef("-timing must be gate or report, got %q", *timing)
 	}
-	plan, m, outDir, runErr := gateRuns(ctx, f, fs, *dir, *from, *timing, drift, lim.MaxRuns, stderr)
+	nights, err := history.BaselineSpec(*baseline)
+	if err != nil {
+		return cli.Usagef("%v", err)
+	}
+	if nights > 0 && f.history == "" {
+		return cli.Usagef("-baseline %s reads a history store: name it with -history or $%s", *baseline, history.DSNEnv)
+	}
+	plan, m, outDir, runErr := gateRuns(ctx, f, fs, *dir, *from, *timing, drift, lim.MaxRuns, nights, stderr)
 	if m == nil {
 		return runErr
 	}
@@ -102,7 +111,7 @@ unchanged environment), 2 bad input or missing baseline, 3 infrastructure.
 // gateRuns plans the gate against its baselines (everything checked before
 // anything runs) and makes its runs, or reads them -from a results
 // directory. A nil manifest means stop with the error.
-func gateRuns(ctx context.Context, f *commonFlags, fs *flag.FlagSet, dir, from, timing string, drift *float64, maxRuns int, stderr io.Writer) (*gate.Plan, *results.Manifest, string, error) {
+func gateRuns(ctx context.Context, f *commonFlags, fs *flag.FlagSet, dir, from, timing string, drift *float64, maxRuns, nights int, stderr io.Writer) (*gate.Plan, *results.Manifest, string, error) {
 	var m *results.Manifest
 	cs, err := f.loadCases(fs.Args())
 	if from != "" {
@@ -115,8 +124,23 @@ func gateRuns(ctx context.Context, f *commonFlags, fs *flag.FlagSet, dir, from, 
 	if f.hostClass, err = golden.HostClass(f.hostClass, host); err != nil {
 		return nil, nil, "", cli.Usagef("%v", err)
 	}
+	var fromHistory map[string]*history.Baseline
+	if nights > 0 {
+		names := make([]string, len(cs))
+		for i, c := range cs {
+			names[i] = c.Name
+		}
+		var none *history.NoBaselineError
+		fromHistory, err = history.Baselines(ctx, f.history, f.hostClass, names, nights)
+		switch {
+		case errors.As(err, &none):
+			return nil, nil, "", cli.Usagef("%v; nothing was run", err)
+		case err != nil:
+			return nil, nil, "", cli.InfraError(err)
+		}
+	}
 	plan, err := gate.New(cs, gate.Options{Dir: dir, Class: f.hostClass, Host: host,
-		Runs: f.sel.Runs, Steps: f.sel.Steps, Warmup: f.sel.Warmup, KeepSizes: m != nil, Drift: drift, MaxRuns: maxRuns})
+		Runs: f.sel.Runs, Steps: f.sel.Steps, Warmup: f.sel.Warmup, KeepSizes: m != nil, Drift: drift, MaxRuns: maxRuns, History: fromHistory})
 	var missing *gate.MissingError
 	if errors.As(err, &missing) {
 		var caseArgs []string

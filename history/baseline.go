@@ -1,0 +1,282 @@
+package history
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gcjitter/gcjitter/golden"
+	"github.com/gcjitter/gcjitter/results"
+	"github.com/gcjitter/gcjitter/stats"
+)
+
+// MinBaselineNights is the fewest nights a history baseline stands on:
+// fewer give no usable estimate of how much nights differ.
+const MinBaselineNights = 3
+
+// Baseline is the last nights of a case standing in for its golden file:
+// the same experiment (steps, warm-up, spike rule) in the newest night's
+// environment, with the night-to-night drift they showed.
+type Baseline struct {
+	Golden *golden.Golden
+	Nights []string // their ids, oldest first
+	From   string   // the store and the nights, for reports: "history:N (DSN, nights a..b)"
+	// Drift is each variant's measured session drift by metric: the
+	// standard deviation of the nights' mean log values beyond what their
+	// runs' own spread explains (0 for exact counts).
+	Drift map[string]map[string]float64
+}
+
+type baselineRun struct {
+	night              string
+	started            time.Time
+	host, tool, cpu    string
+	variant            string
+	steps, warmup      int
+	spike, envKey, env string
+	sched              golden.Schedule
+	values             map[string]float64
+}
+
+// Baseline reads the newest n complete nights of caseName on class that
+// ran in the newest night's environment with its size, as a baseline.
+func (s *Store) Baseline(ctx context.Context, class, caseName string, n int) (*Baseline, error) {
+	rows, err := s.db.QueryContext(ctx, s.bind(`SELECT n.id, n.started, n.host, n.tool, n.cpu_model, r.run_id, r.variant, r.steps, r.warmup, r.spike, r.env_key, r.env,
+		r.gen0_collections, r.gen1_collections, r.gen2_collections, r.gen0_collected, r.gen1_collected, r.gen2_collected, v.metric, v.value
+		FROM runs r JOIN nights n ON n.id = r.night_id JOIN run_values v ON v.night_id = r.night_id AND v.run_id = r.run_id
+		WHERE n.host_class = ? AND r.case_name = ? AND r.side = '' AND n.partial = ''
+		ORDER BY n.started, n.id, r.variant, r.run_index, r.run_id`), class, caseName)
+	if err != nil {
+		return nil, fmt.Errorf("history %s: %v", s, err)
+	}
+	defer rows.Close()
+	var runs []*baselineRun
+	var ids []string // beside runs: each run's id, to group its metrics' rows
+	for rows.Next() {
+		var r baselineRun
+		var id, started, metric string
+		var v float64
+		if err := rows.Scan(&r.night, &started, &r.host, &r.tool, &r.cpu, &id, &r.variant, &r.steps, &r.warmup, &r.spike, &r.envKey, &r.env,
+			&r.sched.Collections[0], &r.sched.Collections[1], &r.sched.Collections[2],
+			&r.sched.Collected[0], &r.sched.Collected[1], &r.sched.Collected[2], &metric, &v); err != nil {
+			return nil, fmt.Errorf("history %s: %v", s, err)
+		}
+		if last := len(runs) - 1; last >= 0 && runs[last].night == r.night && runs[last].variant == r.variant && id == ids[last] {
+			runs[last].values[metric] = v
+			continue
+		}
+		r.started, _ = time.Parse(time.RFC3339Nano, started)
+		r.values = map[string]float64{metric: v}
+		runs = append(runs, &r)
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("history %s: %v", s, err)
+	}
+	if len(runs) == 0 {
+		return nil, &NoBaselineError{fmt.Sprintf("history %s holds no complete night of case %s on host class %s", s, caseName, class)}
+	}
+	newest := runs[len(runs)-1]
+	// The nights of the newest night's experiment, newest n of them.
+	var nights []string
+	for i := len(runs) - 1; i >= 0 && len(nights) < n; i-- {
+		r := runs[i]
+		if r.envKey != newest.envKey || r.steps != newest.steps || r.warmup != newest.warmup || r.spike != newest.spike {
+			continue
+		}
+		if len(nights) == 0 || nights[len(nights)-1] != r.night {
+			nights = append(nights, r.night)
+		}
+	}
+	slices.Reverse(nights)
+	if len(nights) < MinBaselineNights {
+		return nil, &NoBaselineError{fmt.Sprintf("history %s holds %d complete nights of case %s on host class %s in its newest environment (%s) and size (%d steps); a history baseline needs at least %d",
+			s, len(nights), caseName, class, newest.envKey, newest.steps, MinBaselineNights)}
+	}
+	return buildBaseline(s.String(), class, caseName, runs, nights, newest)
+}
+
+// NoBaselineError: the history cannot stand as this baseline (bad input).
+type NoBaselineError struct{ Msg string }
+
+func (e *NoBaselineError) Error() string { return e.Msg }
+
+func buildBaseline(store, class, caseName string, runs []*baselineRun, nights []string, newest *baselineRun) (*Baseline, error) {
+	keep := map[string]int{}
+	for i, id := range nights {
+		keep[id] = i
+	}
+	g := &golden.Golden{Schema: golden.Schema, Case: caseName, HostClass: class,
+		Provenance: golden.Provenance{Tool: newest.tool, Date: newest.started.UTC().Format(time.RFC3339), Host: newest.host, CPUModel: newest.cpu},
+		Size:       golden.Size{Steps: newest.steps, Warmup: max(newest.warmup, 0)}}
+	if err := json.Unmarshal([]byte(newest.env), &g.Env); err != nil {
+		return nil, fmt.Errorf("history %s: night %s: environment %q: %v", store, newest.night, newest.env, err)
+	}
+	if newest.spike != "" {
+		if err := json.Unmarshal([]byte(newest.spike), &g.Size.Spike); err != nil {
+			return nil, fmt.Errorf("history %s: night %s: spike rule %q: %v", store, newest.night, newest.spike, err)
+		}
+	}
+	variants := map[string]*golden.Variant{}
+	scheds := map[string][]golden.Schedule{}
+	// perNight[variant][metric][night] are the night's values.
+	perNight := map[string]map[string][][]float64{}
+	for _, r := range runs {
+		i, ok := keep[r.night]
+		if !ok || r.envKey != newest.envKey || r.steps != newest.steps {
+			continue
+		}
+		v := variants[r.variant]
+		if v == nil {
+			v = &golden.Variant{Name: r.variant}
+			variants[r.variant] = v
+			g.Variants = append(g.Variants, golden.Variant{}) // placeholder: filled in order below
+			perNight[r.variant] = map[string][][]float64{}
+		}
+		v.Runs = append(v.Runs, r.values)
+		scheds[r.variant] = append(scheds[r.variant], r.sched)
+		for metric, x := range r.values {
+			if perNight[r.variant][metric] == nil {
+				perNight[r.variant][metric] = make([][]float64, len(nights))
+			}
+			perNight[r.variant][metric][i] = append(perNight[r.variant][metric][i], x)
+		}
+		if r.night == newest.night && r.variant == newest.variant {
+			g.Size.Runs++
+		}
+	}
+	g.Variants = g.Variants[:0]
+	var order []string
+	for _, r := range runs {
+		if v := variants[r.variant]; v != nil && !slices.Contains(order, r.variant) {
+			order = append(order, r.variant)
+		}
+	}
+	b := &Baseline{Golden: g, Nights: nights, Drift: map[string]map[string]float64{},
+		From: fmt.Sprintf("history:%d (%s, nights of %s to %s)", len(nights), store, runs[0].started.UTC().Format(time.DateOnly), newest.started.UTC().Format(time.DateOnly))}
+	for _, name := range order {
+		v := variants[name]
+		if ss := scheds[name]; !slices.ContainsFunc(ss, func(s golden.Schedule) bool { return s != ss[0] }) {
+			s := ss[0]
+			v.Schedule = &s
+		}
+		g.Variants = append(g.Variants, *v)
+		bench := results.BenchName(caseName, name)
+		b.Drift[bench] = map[string]float64{}
+		for _, m := range stats.Metrics {
+			if !m.Exact {
+				b.Drift[bench][m.Name] = NightDrift(perNight[name][m.Name])
+			}
+		}
+	}
+	if g.Size.Runs == 0 {
+		g.Size.Runs = len(g.Variants[0].Runs) / len(nights)
+	}
+	return b, nil
+}
+
+// NightDrift estimates how much nights' levels move beyond their runs'
+// spread, on the log scale the tests use: the variance of the nights'
+// mean log values less the part their runs' own variance explains
+// (one-way random effects, method of moments), as a standard deviation.
+// Values that are not all positive are taken relative to their mean.
+func NightDrift(nights [][]float64) float64 {
+	var all []float64
+	for _, xs := range nights {
+		all = append(all, xs...)
+	}
+	if len(all) == 0 {
+		return 0
+	}
+	logs := !slices.ContainsFunc(all, func(x float64) bool { return !(x > 0) })
+	mean := 0.0
+	for _, x := range all {
+		mean += x
+	}
+	mean /= float64(len(all))
+	scale := func(x float64) float64 {
+		if logs {
+			return math.Log(x)
+		}
+		if mean == 0 {
+			return 0
+		}
+		return x / mean
+	}
+	var means []float64
+	within := 0.0
+	k := 0
+	for _, xs := range nights {
+		if len(xs) == 0 {
+			continue
+		}
+		ys := make([]float64, len(xs))
+		for i, x := range xs {
+			ys[i] = scale(x)
+		}
+		m, v := meanVar(ys)
+		means = append(means, m)
+		if len(ys) > 1 {
+			within += v / float64(len(ys))
+			k++
+		}
+	}
+	if len(means) < 2 {
+		return 0
+	}
+	_, between := meanVar(means)
+	if k > 0 {
+		between -= within / float64(k)
+	}
+	return math.Sqrt(max(0, between))
+}
+
+func meanVar(xs []float64) (mean, variance float64) {
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	if len(xs) < 2 {
+		return mean, 0
+	}
+	for _, x := range xs {
+		variance += (x - mean) * (x - mean)
+	}
+	return mean, variance / float64(len(xs)-1)
+}
+
+// BaselineSpec parses gate -baseline: "golden" (0) or "history:N" (N
+// nights, at least MinBaselineNights).
+func BaselineSpec(s string) (nights int, err error) {
+	if s == "golden" || s == "" {
+		return 0, nil
+	}
+	rest, ok := strings.CutPrefix(s, "history:")
+	if ok {
+		if n, err := strconv.Atoi(rest); err == nil && n >= MinBaselineNights {
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("-baseline %q: want golden (the committed files) or history:N, the last N >= %d nights of the store", s, MinBaselineNights)
+}
+
+// Baselines reads each case's history baseline from the store dsn names.
+func Baselines(ctx context.Context, dsn, class string, caseNames []string, n int) (map[string]*Baseline, error) {
+	s, err := Open(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	out := map[string]*Baseline{}
+	for _, name := range caseNames {
+		if out[name], err = s.Baseline(ctx, class, name, n); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
