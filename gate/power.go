@@ -65,7 +65,12 @@ func (p *Plan) PlanPower() Power {
 	var pw Power
 	for _, ci := range all {
 		runs := max(ci.c.Runs, p.MaxRuns)
-		opt := stats.PlanOptions{OldRuns: ci.g.Size.Runs, NewRuns: runs, Family: family, Alpha: ci.c.Gate.Alpha}
+		// A history baseline holds its nights' runs: more than one night's.
+		oldRuns := ci.g.Size.Runs
+		if len(ci.g.Variants) > 0 {
+			oldRuns = max(oldRuns, len(ci.g.Variants[0].Runs))
+		}
+		opt := stats.PlanOptions{OldRuns: oldRuns, NewRuns: runs, Family: family, Alpha: ci.c.Gate.Alpha}
 		res := stats.Plan(ci.items, opt)
 		if res.OK {
 			continue

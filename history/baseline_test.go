@@ -1,0 +1,164 @@
+package history
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/gcjitter/gcjitter/results"
+	"github.com/gcjitter/gcjitter/stats"
+)
+
+// TestBaselineFromStore: the newest nights of the newest environment and
+// size stand as the baseline, with the schedule they all had, the size of
+// the newest night, and a drift measured from them.
+func TestBaselineFromStore(t *testing.T) {
+	forEachStore(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := open(t, dsn)
+		rng := rand.New(rand.NewPCG(8, 8))
+		for i := 0; i < 12; i++ {
+			n := night{host: "vm-1", class: "ci-cpu", started: day0.AddDate(0, 0, i), cases: 1, variants: 2, runs: 3, level: 1}
+			if i >= 4 {
+				n.torch = "2.4.0" // the first 4 nights are of another environment
+			}
+			if _, err := s.AddManifest(ctx, n.manifest(rng), "synth", AddOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		partial := night{host: "vm-1", class: "ci-cpu", started: day0.AddDate(0, 0, 12), cases: 1, variants: 2, runs: 3, level: 1, torch: "2.4.0", pending: 1}
+		if _, err := s.AddManifest(ctx, partial.manifest(rng), "synth", AddOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		b, err := s.Baseline(ctx, "ci-cpu", "case-00", 6)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := b.Golden
+		if len(b.Nights) != 6 || g.Env.Torch != "2.4.0" || g.Size.Runs != 3 || g.Size.Steps != 400 || len(g.Variants) != 2 {
+			t.Fatalf("baseline of %d nights, torch %s, size %+v, %d variants; want 6 nights of torch 2.4.0, 3 runs of 400 steps, 2 variants",
+				len(b.Nights), g.Env.Torch, g.Size, len(g.Variants))
+		}
+		for _, v := range g.Variants {
+			if len(v.Runs) != 18 || v.Schedule == nil {
+				t.Errorf("variant %s: %d runs, schedule %v; want 18 runs with one schedule", v.Name, len(v.Runs), v.Schedule)
+			}
+		}
+		if d := b.Drift[results.BenchName("case-00", "variant-0")]["p50"]; !(d > 0.005 && d < 0.1) {
+			t.Errorf("measured p50 drift %.4f, want about the synthetic nights' 3%%", d)
+		}
+		if !strings.Contains(b.From, "history:6") {
+			t.Errorf("baseline source %q", b.From)
+		}
+		_, err = s.Baseline(ctx, "ci-cpu", "case-00", 20)
+		if err != nil {
+			t.Errorf("fewer nights than asked but more than %d: %v", MinBaselineNights, err)
+		}
+		if _, err := s.Baseline(ctx, "ascend", "case-00", 5); err == nil {
+			t.Error("a baseline from no nights")
+		}
+	})
+}
+
+// TestNightDriftKnownTruth: the estimator recovers the night-to-night SD
+// beyond the runs' spread.
+func TestNightDriftKnownTruth(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, truth := range []float64{0, 0.02, 0.05} {
+		var sum float64
+		const trials = 200
+		for trial := 0; trial < trials; trial++ {
+			nights := make([][]float64, 30)
+			for i := range nights {
+				level := math.Exp(truth * rng.NormFloat64())
+				for r := 0; r < 5; r++ {
+					nights[i] = append(nights[i], 40e6*level*math.Exp(0.03*rng.NormFloat64()))
+				}
+			}
+			sum += NightDrift(nights)
+		}
+		mean := sum / trials
+		t.Logf("true night SD %.3f: mean estimate %.4f", truth, mean)
+		if math.Abs(mean-truth) > 0.008 {
+			t.Errorf("true night SD %.3f: mean estimate %.4f", truth, mean)
+		}
+	}
+}
+
+// TestHistoryBaselineKnownTruth: 5 and 14 nights of 3 runs (nights 3.5%
+// apart, runs 2%) as the baseline, tonight 3 runs. A/A: the gate's p50 regresses
+// in at most 5% of 400 trials; +15%: it regresses in at least 75%, more
+// often than against one session with the assumed drift. The same with
+// one session's runs as the baseline and the catalogue's assumed 5% drift,
+// for comparison (a golden file).
+func TestHistoryBaselineKnownTruth(t *testing.T) {
+	for _, nights := range []int{MinBaselineNights, 14} {
+		historyBaselineTrials(t, nights)
+	}
+}
+
+func historyBaselineTrials(t *testing.T, nights int) {
+	const trials, runs = 400, 3
+	rng := rand.New(rand.NewPCG(10, 10))
+	bench := results.BenchName("c", "v")
+	sample := func(level float64) []float64 {
+		night := level * math.Exp(0.035*rng.NormFloat64())
+		out := make([]float64, runs)
+		for i := range out {
+			out[i] = 40e6 * night * math.Exp(0.02*rng.NormFloat64())
+		}
+		return out
+	}
+	data := func(xs ...[]float64) *results.Data {
+		d := results.NewData("synthetic")
+		for _, x := range xs {
+			for _, v := range x {
+				d.AddIters(bench, 1000)
+				d.AddValue(bench, "p50-ns/step", v)
+			}
+		}
+		return d
+	}
+	regressed := func(old, new *results.Data, drift float64) bool {
+		c := results.Compare(old, new, results.CompareOptions{Drift: func(string, string) float64 { return drift }})
+		for _, r := range c.Rows {
+			if r.Metric == "p50" {
+				return r.Verdict == stats.Regressed
+			}
+		}
+		t.Fatal("no p50 row")
+		return false
+	}
+	var falseHist, hitHist, falseGolden, hitGolden int
+	for trial := 0; trial < trials; trial++ {
+		per := make([][]float64, nights)
+		for i := range per {
+			per[i] = sample(1)
+		}
+		old := data(per...)
+		drift := NightDrift(per)
+		if regressed(old, data(sample(1)), drift) {
+			falseHist++
+		}
+		if regressed(old, data(sample(1.15)), drift) {
+			hitHist++
+		}
+		one := data(per[nights-1])
+		if regressed(one, data(sample(1)), stats.HostDrift) {
+			falseGolden++
+		}
+		if regressed(one, data(sample(1.15)), stats.HostDrift) {
+			hitGolden++
+		}
+	}
+	t.Logf("history:%d baseline, %d runs tonight: A/A regressed %d/%d, +15%% regressed %d/%d", nights, runs, falseHist, trials, hitHist, trials)
+	t.Logf("one-session baseline with the assumed %.0f%% drift: A/A regressed %d/%d, +15%% regressed %d/%d", 100*stats.HostDrift, falseGolden, trials, hitGolden, trials)
+	if falseHist > trials*6/100 {
+		t.Errorf("history baseline: %d/%d false regressions, want about 5%% or fewer", falseHist, trials)
+	}
+	if hitHist < trials*75/100 || hitHist <= hitGolden {
+		t.Errorf("history baseline: +15%% found in %d/%d, want >= 75%% and more than the one-session baseline's %d", hitHist, trials, hitGolden)
+	}
+}
