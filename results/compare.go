@@ -91,6 +91,13 @@ func CaseOf(bench string) string {
 	return name
 }
 
+// VariantOf is the variant of a bench name (BenchName), "" for foreign
+// names.
+func VariantOf(bench string) string {
+	_, v, _ := strings.Cut(bench, "/variant=")
+	return v
+}
+
 // manifestCases are the cases of a side's manifest, when the side is a
 // results directory (nil for benchfmt files, baselines and split sides).
 func manifestCases(d *Data) map[string]Case {

@@ -286,20 +286,77 @@ func (d *Data) SplitVariants(side func(variant string) (int, string)) [2]*Data {
 		if i < 0 {
 			continue
 		}
-		o, nb := out[i], prefix+"/variant="+name
-		for _, u := range d.Units[b] {
-			for _, v := range d.Values[b][u] {
-				o.add(nb, u, v)
-			}
-			o.Better[u] = d.Better[u]
-		}
-		o.MinIters[nb] = d.MinIters[b]
-		o.Runs[nb] = d.Runs[b]
-		o.Floors[nb] = d.Floors[b]
-		o.Env[nb] = d.Env[b]
-		o.Alpha = d.Alpha
+		out[i].copyBench(prefix+"/variant="+name, d, b)
 	}
 	return out
+}
+
+// copyBench adds bench b of d to o under the name nb.
+func (o *Data) copyBench(nb string, d *Data, b string) {
+	for _, u := range d.Units[b] {
+		for _, v := range d.Values[b][u] {
+			o.add(nb, u, v)
+		}
+		o.Better[u] = d.Better[u]
+	}
+	o.MinIters[nb] = d.MinIters[b]
+	o.Runs[nb] = d.Runs[b]
+	o.Floors[nb] = d.Floors[b]
+	o.Env[nb] = d.Env[b]
+	o.Alpha = d.Alpha
+}
+
+// AgainstVariant pairs every variant of each case with the case's variant
+// ref, for comparing policies inside one results directory: side 0 holds
+// ref's runs under each other variant's name, side 1 the variants' own.
+// Cases without ref are skipped and named in the notes; an error when no
+// case has ref and another variant.
+func (d *Data) AgainstVariant(ref string) ([2]*Data, []string, error) {
+	out := [2]*Data{newData(d.Path), newData(d.Path)}
+	refOf := map[string]string{} // case prefix -> ref's bench
+	for _, b := range d.Benches {
+		if prefix, variant, ok := strings.Cut(b, "/variant="); ok && variant == ref {
+			refOf[prefix] = b
+		}
+	}
+	var notes []string
+	skipped := map[string]bool{}
+	for _, b := range d.Benches {
+		prefix, variant, ok := strings.Cut(b, "/variant=")
+		if !ok || variant == ref {
+			continue
+		}
+		rb, found := refOf[prefix]
+		if !found {
+			if !skipped[prefix] {
+				skipped[prefix] = true
+				notes = append(notes, fmt.Sprintf("%s has no variant %q: its variants are not compared", CaseOf(b), ref))
+			}
+			continue
+		}
+		out[0].copyBench(b, d, rb)
+		out[1].copyBench(b, d, b)
+	}
+	if len(out[1].Benches) == 0 {
+		return out, notes, fmt.Errorf("%s: no case has variant %q and another variant to compare with it (-ref names the reference variant)", d.Path, ref)
+	}
+	return out, notes, nil
+}
+
+// CompareVariants compares every variant of d's cases with the case's
+// variant ref (AgainstVariant): the policies of one results directory side
+// by side, each with its verdict against the reference.
+func CompareVariants(d *Data, ref string, opt CompareOptions) (*Comparison, error) {
+	sides, notes, err := d.AgainstVariant(ref)
+	if err != nil {
+		return nil, err
+	}
+	c := Compare(sides[0], sides[1], opt)
+	c.Notes = append(c.Notes, notes...)
+	// Both sides read the same manifest (so the cases' gates apply); the
+	// old side is named by what it holds.
+	c.Old.Path = fmt.Sprintf("%s, variant %s", d.Path, ref)
+	return c, nil
 }
 
 // Merge adds every benchmark of o to d (gcjitter gate joins the baselines

@@ -15,6 +15,12 @@ import (
 type Steps struct {
 	Runs [][]float64 // ns per measured step, one slice per run
 	GC   [][]uint8   // per run and step: GenBit(g) set for each generation collected in the step
+	// Pause and Collected are, per run and step, the in-step collections'
+	// pause (ns) and the objects they freed: what a chart's tooltip says
+	// about a spike. Multi-rank runs hold the slowest rank's pause and the
+	// ranks' total collected.
+	Pause     [][]float32
+	Collected [][]int32
 	// RankPause, for multi-rank runs: each rank's in-step collection pause
 	// (ns) at each step of run 1: who stalled the others, and when.
 	RankPause [][]float64
@@ -69,28 +75,17 @@ func LoadSteps(dir string) (map[string]*Steps, error) {
 			return nil, err
 		}
 		rd := bench.NewReader(f, path)
-		var durs []float64
-		var gcs []uint8
+		var run runSeries
 		for rd.Scan() {
-			st, ok := rd.Record().(*bench.Step)
-			if !ok || st.Warmup {
-				continue
+			if st, ok := rd.Record().(*bench.Step); ok && !st.Warmup {
+				run.add(len(run.durs), st)
 			}
-			var bits uint8
-			for _, e := range st.GC {
-				if e.InStep {
-					bits |= GenBit(e.Gen)
-				}
-			}
-			durs = append(durs, float64(st.DurationNS))
-			gcs = append(gcs, bits)
 		}
 		f.Close()
 		if err := rd.Err(); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		out[name].Runs = append(out[name].Runs, durs)
-		out[name].GC = append(out[name].GC, gcs)
+		run.appendTo(out[name])
 	}
 	return out, nil
 }
@@ -103,32 +98,55 @@ func addRanks(s *Steps, dir string, r *Run) error {
 	if err != nil {
 		return err
 	}
-	var global []float64
-	var gcs []uint8
+	var global runSeries
 	first := len(s.Runs) == 0
 	for _, st := range streams {
 		steps := st.Measured()
 		var pause []float64
 		for i, step := range steps {
-			if i >= len(global) {
-				global = append(global, 0)
-				gcs = append(gcs, 0)
-			}
-			global[i] = max(global[i], float64(step.DurationNS))
-			p := 0.0
-			for _, e := range step.GC {
-				if e.InStep {
-					gcs[i] |= GenBit(e.Gen)
-					p += float64(e.PauseNS)
-				}
-			}
-			pause = append(pause, p)
+			pause = append(pause, float64(global.add(i, step)))
 		}
 		if first {
 			s.RankPause = append(s.RankPause, pause)
 		}
 	}
-	s.Runs = append(s.Runs, global)
-	s.GC = append(s.GC, gcs)
+	global.appendTo(s)
 	return nil
+}
+
+// runSeries collects one run's steps; a multi-rank run adds every rank's
+// step i at index i, and the series keeps the slowest.
+type runSeries struct {
+	durs      []float64
+	gcs       []uint8
+	pause     []float32
+	collected []int32
+}
+
+// add merges step into index i (appending when i is new) and returns the
+// step's in-step collection pause (ns).
+func (r *runSeries) add(i int, step *bench.Step) float32 {
+	if i >= len(r.durs) {
+		i = len(r.durs)
+		r.durs, r.gcs = append(r.durs, 0), append(r.gcs, 0)
+		r.pause, r.collected = append(r.pause, 0), append(r.collected, 0)
+	}
+	r.durs[i] = max(r.durs[i], float64(step.DurationNS))
+	var pause float32
+	for _, e := range step.GC {
+		if e.InStep {
+			r.gcs[i] |= GenBit(e.Gen)
+			pause += float32(e.PauseNS)
+			r.collected[i] += int32(min(e.Collected, 1<<31-1))
+		}
+	}
+	r.pause[i] = max(r.pause[i], pause)
+	return pause
+}
+
+func (r *runSeries) appendTo(s *Steps) {
+	s.Runs = append(s.Runs, r.durs)
+	s.GC = append(s.GC, r.gcs)
+	s.Pause = append(s.Pause, r.pause)
+	s.Collected = append(s.Collected, r.collected)
 }
