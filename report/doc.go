@@ -25,6 +25,10 @@ type Doc struct {
 	// Steps, for HTML: per benchmark, the step series of each side
 	// (index 0 old, 1 new; a plain run has only 1).
 	Steps map[string][2]*results.Steps
+	// Reference is the variant the others were compared with when the
+	// comparison is one results directory's policies side by side
+	// (results.CompareVariants); "" for a comparison of two inputs.
+	Reference string
 }
 
 // Counts tallies the verdicts.
@@ -65,6 +69,13 @@ func (d *Doc) Partial() string {
 		return ""
 	}
 	return d.Manifest.Partial()
+}
+
+// ShowsPolicies reports whether the report shows a results directory's
+// variants side by side (its runs alone, or compared with a reference
+// variant): every format then prints the variants' table.
+func (d *Doc) ShowsPolicies() bool {
+	return d.Manifest != nil && (d.Comparison == nil || d.Reference != "")
 }
 
 // FailedRuns are the runs that crashed, hung or were interrupted.

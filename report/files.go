@@ -7,6 +7,7 @@ import (
 
 	"github.com/gcjitter/gcjitter/internal/atomicfile"
 	"github.com/gcjitter/gcjitter/results"
+	"github.com/gcjitter/gcjitter/stats"
 )
 
 // IsResultsDir reports whether path is a gcjitter results directory.
@@ -57,4 +58,24 @@ func WriteFiles(dir, base string, d *Doc, formats ...string) ([]string, error) {
 		paths = append(paths, path)
 	}
 	return paths, nil
+}
+
+// DefaultReference is the variant a results directory's other policies are
+// compared with when no -ref says otherwise: the interpreter's own GC.
+const DefaultReference = "default"
+
+// CompareVariants makes d compare every variant of the results directory
+// dir with the variant ref of its case (the policies side by side, each
+// with its verdict).
+func CompareVariants(d *Doc, dir, ref string, opt results.CompareOptions) error {
+	data, err := results.Load(dir, stats.SpikeRule{})
+	if err != nil {
+		return err
+	}
+	c, err := results.CompareVariants(data, ref, opt)
+	if err != nil {
+		return err
+	}
+	d.Comparison, d.Reference = c, ref
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -16,7 +17,6 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/gcjitter/gcjitter/results"
-	"github.com/gcjitter/gcjitter/stats"
 )
 
 // SeriesPoints bounds the points of a step-time series plot. Longer runs
@@ -46,55 +46,28 @@ func HTML(w io.Writer, d *Doc) error {
 				Verdict: string(r.Verdict), VerdictText: fmtVerdict(r), Reason: r.Reason})
 		}
 	}
-	labels := [2]string{"old", "new"}
-	if d.Comparison == nil {
-		labels = [2]string{"runs", ""}
+	if d.Manifest != nil && (d.Comparison == nil || d.Reference != "") {
+		page.Policies = VariantSummaries(d.Manifest)
+		page.PolicyHeader = policyHeader
 	}
-	for si, bench := range benchOrder(d) {
-		sides := d.Steps[bench]
-		sec := htmlSection{Bench: bench}
-		if d.Comparison != nil {
-			sec.Spikes = spikeText(d.Comparison, bench)
+	var groups []chartGroup
+	for gi, g := range figureGroups(d) {
+		sec, err := staticSection(d, &g, fmt.Sprintf("charts-%d", gi+1))
+		if err != nil {
+			return err
 		}
-		for i, s := range sides {
-			if s == nil || len(s.Runs) == 0 {
-				continue
-			}
-			svg, err := seriesSVG(fmt.Sprintf("%s: step time of run 1 of %d", labels[i], len(s.Runs)), s, sideColor(i))
-			if err != nil {
-				return err
-			}
-			sec.Charts = append(sec.Charts, htmlChart{SVG: svg})
-		}
-		for i, s := range sides {
-			if s == nil || len(s.RankPause) == 0 {
-				continue
-			}
-			svg, err := ranksSVG(fmt.Sprintf("%s: per-rank view, each rank's collection pauses in run 1 (global step = slowest rank)", labels[i]), s.RankPause)
-			if err != nil {
-				return err
-			}
-			// The per-rank view is a figure of its own, with an id and the
-			// ranks named, so a reader (and a test) can tell it was drawn.
-			ranks := make([]string, len(s.RankPause))
-			for r := range ranks {
-				ranks[r] = fmt.Sprint(r)
-			}
-			sec.Charts = append(sec.Charts, htmlChart{SVG: svg, Class: "per-rank", ID: fmt.Sprintf("per-rank-%d-%s", si+1, labels[i]),
-				Caption: fmt.Sprintf("%s: per-rank view of ranks %s", labels[i], strings.Join(ranks, ", "))})
+		if sec.PerRank {
 			page.MultiRank = true
 		}
-		if q, err := quantileSVG(sides, labels); err != nil {
-			return err
-		} else if q != "" {
-			sec.Charts = append(sec.Charts, htmlChart{SVG: q})
-		}
-		if h, err := histogramSVG(sides, labels); err != nil {
-			return err
-		} else if h != "" {
-			sec.Charts = append(sec.Charts, htmlChart{SVG: h})
-		}
 		page.Sections = append(page.Sections, sec)
+		groups = append(groups, chartData(sec.ID, &g))
+	}
+	if len(groups) > 0 {
+		scripts, err := interactiveScripts(groups)
+		if err != nil {
+			return err
+		}
+		page.Scripts, page.ChartStyle = scripts, uplotStyle()
 	}
 	if m := d.Manifest; m != nil {
 		h := m.Host
@@ -163,12 +136,82 @@ func benchOrder(d *Doc) []string {
 	return append(out, rest...)
 }
 
+// staticSection is a group's section with its static figures: the
+// fallback where scripts do not run, and what the interactive charts
+// replace where they do.
+func staticSection(d *Doc, g *figureGroup, id string) (htmlSection, error) {
+	sec := htmlSection{Title: g.Title, ID: id}
+	if c := d.Comparison; c != nil {
+		if d.Reference == "" {
+			sec.Spikes = append(sec.Spikes, spikeText(c, g.Benches[0]))
+		} else {
+			for i, bench := range g.Benches {
+				sp := benchSpikes(c, bench)
+				if i == 0 && sp[0] != nil { // the reference, once
+					sec.Spikes = append(sec.Spikes, sp[0].text(d.Reference+":"))
+				}
+				if sp[1] != nil {
+					sec.Spikes = append(sec.Spikes, sp[1].text(results.VariantOf(bench)+":"))
+				}
+			}
+		}
+	}
+	_, hi := g.timeRange()
+	for _, side := range g.Sides {
+		if len(side.Steps.Runs) == 0 {
+			continue
+		}
+		svg, err := seriesSVG(fmt.Sprintf("%s: step time of run 1 of %d", side.Label, len(side.Steps.Runs)), side.Steps, side.Color, hi/1e6)
+		if err != nil {
+			return sec, err
+		}
+		sec.Charts = append(sec.Charts, htmlChart{SVG: svg, Class: "static"})
+	}
+	if q, err := quantileSVG(g); err != nil {
+		return sec, err
+	} else if q != "" {
+		sec.Charts = append(sec.Charts, htmlChart{SVG: q, Class: "static"})
+	}
+	if h, err := histogramSVG(g); err != nil {
+		return sec, err
+	} else if h != "" {
+		sec.Charts = append(sec.Charts, htmlChart{SVG: h, Class: "static"})
+	}
+	for _, side := range g.Sides {
+		if len(side.Steps.RankPause) == 0 {
+			continue
+		}
+		svg, err := ranksSVG(fmt.Sprintf("%s: per-rank view, each rank's collection pauses in run 1 (global step = slowest rank)", side.Label), side.Steps.RankPause)
+		if err != nil {
+			return sec, err
+		}
+		// The per-rank view is a figure of its own, with an id and the
+		// ranks named, so a reader (and a test) can tell it was drawn.
+		ranks := make([]string, len(side.Steps.RankPause))
+		for r := range ranks {
+			ranks[r] = fmt.Sprint(r)
+		}
+		sec.Charts = append(sec.Charts, htmlChart{SVG: svg, Class: "per-rank", ID: fmt.Sprintf("per-rank-%s-%s", strings.TrimPrefix(id, "charts-"), side.Label),
+			Caption: fmt.Sprintf("%s: per-rank view of ranks %s", side.Label, strings.Join(ranks, ", "))})
+		sec.PerRank = true
+	}
+	return sec, nil
+}
+
 type htmlPage struct {
 	*Doc
 	Counts   map[string]int
 	Rows     []htmlRow
 	Sections []htmlSection
 	Facts    [][2]string
+	// Policies is a results directory's variants table (as text prints
+	// it), with its header.
+	Policies     []VariantSummary
+	PolicyHeader []string
+	// Scripts are the interactive charts (data, uPlot, our script) and
+	// ChartStyle uPlot's stylesheet; empty without step series.
+	Scripts    template.HTML
+	ChartStyle template.CSS
 	// MultiRank: some section has a per-rank view (and the footer says
 	// how to read it).
 	MultiRank bool
@@ -179,13 +222,17 @@ type htmlRow struct {
 }
 
 type htmlSection struct {
-	Bench  string
-	Spikes string // the text report's spike line
-	Charts []htmlChart
+	Title string
+	// ID is the element the script draws the interactive charts into.
+	ID      string
+	Spikes  []string // the text report's spike lines
+	Charts  []htmlChart
+	PerRank bool
 }
 
-// htmlChart is one figure; Class, ID and Caption are set for the per-rank
-// view only.
+// htmlChart is one figure: Class "static" for the figures the interactive
+// charts replace, "per-rank" for the per-rank view (with an ID and a
+// Caption).
 type htmlChart struct {
 	SVG                template.HTML
 	Class, ID, Caption string
@@ -209,12 +256,14 @@ func svgOf(p *plot.Plot, w, h vg.Length) (template.HTML, error) {
 }
 
 // seriesSVG draws run 1's step times, downsampled by buckets of min and
-// max, with the steps that contain a collection marked by generation.
-func seriesSVG(title string, s *results.Steps, c color.Color) (template.HTML, error) {
+// max, with the steps that contain a collection marked by generation, on a
+// y axis up to yMax (ms): the sides of a section share it.
+func seriesSVG(title string, s *results.Steps, c color.Color, yMax float64) (template.HTML, error) {
 	durs, gcs := s.Runs[0], s.GC[0]
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = "step"
+	p.X.Tick.Marker = wholeTicks{}
 	p.Y.Label.Text = "step time (ms)"
 	line, marks := downsample(durs, gcs, SeriesPoints)
 	l, err := plotter.NewLine(line)
@@ -241,7 +290,8 @@ func seriesSVG(title string, s *results.Steps, c color.Color) (template.HTML, er
 	}
 	// Headroom above the highest spike, so the legend (top right) never
 	// sits on the spikes it explains.
-	p.Y.Max += 0.3 * (p.Y.Max - p.Y.Min)
+	p.Y.Min = 0
+	p.Y.Max = 1.3 * max(yMax, p.Y.Max)
 	return svgOf(p, 9*vg.Inch, 2.6*vg.Inch)
 }
 
@@ -337,40 +387,43 @@ var rankColors = []color.Color{
 }
 
 // quantileSVG draws each side's pooled step-time quantiles against the
-// number of nines (0.9 is 1, 0.99 is 2): the tail gets as much room as
-// the body.
-func quantileSVG(sides [2]*results.Steps, labels [2]string) (template.HTML, error) {
+// number of nines (p90 is 1, p99 is 2) up to its slowest step: the tail
+// gets as much room as the body, and the largest step is on the chart.
+func quantileSVG(g *figureGroup) (template.HTML, error) {
 	p := plot.New()
-	p.Title.Text = "step-time quantiles, all runs pooled (x: nines; 1 = p90, 2 = p99, 3 = p99.9)"
-	p.X.Label.Text = "-log10(1 - q)"
+	p.Title.Text = "tail: step-time quantiles to the slowest step, all runs pooled"
+	p.X.Label.Text = "quantile"
+	p.X.Tick.Marker = ninesTicks{}
 	p.Y.Label.Text = "step time (ms)"
+	if g.logTime() {
+		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	}
 	p.Legend.Top = true
 	p.Legend.Left = true
 	drawn := false
-	for i, s := range sides {
-		sorted := pooledSorted(s)
-		n, quantile := len(sorted), func(q float64) float64 { return stats.Quantile(sorted, q) }
-		if n == 0 && s != nil && s.Sketch != nil {
-			n, quantile = s.Sketch.Steps, s.Sketch.Quantile // a baseline keeps only its sketch
-		}
-		if n < 2 {
+	for i := range g.Sides {
+		s := &g.Sides[i]
+		xs, ys := s.tailCurve()
+		if len(xs) < 2 {
 			continue
 		}
-		maxX := math.Log10(float64(n))
-		var pts plotter.XYs
-		for j := 0; j <= 400; j++ {
-			x := maxX * float64(j) / 400
-			q := 1 - math.Pow(10, -x)
-			pts = append(pts, plotter.XY{X: x, Y: quantile(q) / 1e6})
+		pts := make(plotter.XYs, len(xs))
+		for j := range xs {
+			pts[j] = plotter.XY{X: xs[j], Y: ys[j] / 1e6}
 		}
 		l, err := plotter.NewLine(pts)
 		if err != nil {
 			return "", err
 		}
-		l.Color = sideColor(i)
+		l.Color = s.Color
 		l.Width = vg.Points(1.4)
+		label := fmt.Sprintf("%s (%d steps)", s.Label, s.n())
+		if len(s.sorted) == 0 {
+			l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+			label = fmt.Sprintf("%s (%d steps, from its sketch)", s.Label, s.n())
+		}
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("%s (%d steps)", labels[i], n), l)
+		p.Legend.Add(label, l)
 		drawn = true
 	}
 	if !drawn {
@@ -379,56 +432,87 @@ func quantileSVG(sides [2]*results.Steps, labels [2]string) (template.HTML, erro
 	return svgOf(p, 9*vg.Inch, 3*vg.Inch)
 }
 
-// histogramSVG draws each side's step-time histogram up to the pooled
-// 99.9th percentile (the tail is in the quantile chart).
-func histogramSVG(sides [2]*results.Steps, labels [2]string) (template.HTML, error) {
-	var all []float64
-	for _, s := range sides {
-		all = append(all, pooledSorted(s)...)
-	}
-	if len(all) < 2 {
+// histogramSVG draws each side's step-time histogram from the fastest to
+// the slowest step, the share of steps on a log axis, so a handful of
+// collection pauses shows beside the thousands of ordinary steps.
+func histogramSVG(g *figureGroup) (template.HTML, error) {
+	edges := g.histBins(histogramBins)
+	if len(edges) < 2 {
 		return "", nil
 	}
-	slices.Sort(all)
-	lo, hi := all[0]/1e6, stats.Quantile(all, 0.999)/1e6
-	if hi <= lo {
-		hi = lo + 1e-3
-	}
-	const bins = 60
 	p := plot.New()
-	p.Title.Text = "step-time histogram (share of steps; up to the pooled p99.9)"
+	p.Title.Text = "histogram to the slowest step (share of steps, log axis)"
 	p.X.Label.Text = "step time (ms)"
 	p.Y.Label.Text = "share of steps"
+	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	if g.logTime() {
+		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	}
 	p.Legend.Top = true
-	for i, s := range sides {
-		sorted := pooledSorted(s)
-		if len(sorted) == 0 {
+	// An empty bin has no place on a log axis: it is drawn at the floor,
+	// half the share of one step of the largest side.
+	floor := 1.0
+	for _, s := range g.Sides {
+		if n := len(s.sorted); n > 0 {
+			floor = min(floor, 0.5/float64(n))
+		}
+	}
+	drawn := false
+	for _, s := range g.Sides {
+		shares := s.histShares(edges)
+		if shares == nil {
 			continue
 		}
-		counts := make([]float64, bins)
-		for _, v := range sorted {
-			b := int((v/1e6 - lo) / (hi - lo) * bins)
-			if b >= 0 && b < bins {
-				counts[b]++
-			}
-		}
 		var pts plotter.XYs
-		for b, n := range counts {
-			x0 := lo + (hi-lo)*float64(b)/bins
-			x1 := lo + (hi-lo)*float64(b+1)/bins
-			y := n / float64(len(sorted))
-			pts = append(pts, plotter.XY{X: x0, Y: y}, plotter.XY{X: x1, Y: y})
+		for b, share := range shares {
+			y := max(share, floor)
+			pts = append(pts, plotter.XY{X: edges[b] / 1e6, Y: y}, plotter.XY{X: edges[b+1] / 1e6, Y: y})
 		}
 		l, err := plotter.NewLine(pts)
 		if err != nil {
 			return "", err
 		}
-		l.Color = sideColor(i)
+		l.Color = s.Color
 		l.Width = vg.Points(1.2)
 		p.Add(l)
-		p.Legend.Add(labels[i], l)
+		p.Legend.Add(s.Label, l)
+		drawn = true
 	}
+	if !drawn {
+		return "", nil
+	}
+	p.Y.Min = floor
 	return svgOf(p, 9*vg.Inch, 2.6*vg.Inch)
+}
+
+// ninesTicks label the nines axis by quantile: p50, p90, p99, p99.9.
+type ninesTicks struct{}
+
+func (ninesTicks) Ticks(lo, hi float64) []plot.Tick {
+	var out []plot.Tick
+	for _, t := range []struct {
+		x     float64
+		label string
+	}{{0, "min"}, {math.Log10(2), "p50"}, {1, "p90"}, {2, "p99"}, {3, "p99.9"}, {4, "p99.99"}, {5, "p99.999"}, {6, "p99.9999"}, {7, "p99.99999"}} {
+		if t.x >= lo && t.x <= hi {
+			out = append(out, plot.Tick{Value: t.x, Label: t.label})
+		}
+	}
+	return out
+}
+
+// wholeTicks are gonum's default ticks printed as whole numbers (steps are
+// counted, not measured).
+type wholeTicks struct{}
+
+func (wholeTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'f', 0, 64)
+		}
+	}
+	return ticks
 }
 
 func pooledSorted(s *results.Steps) []float64 { return s.PooledSorted() }
@@ -448,7 +532,14 @@ th:first-child, td:first-child, td.l { text-align: left; }
 td.regressed { background: #fdecea; font-weight: 600; } td.improved { background: #e8f5e9; }
 td.unknown { color: #8a6d00; } .reason { color: #555; white-space: normal; text-align: left; font-size: 12px; } .spikes { color: #333; font-family: ui-monospace, monospace; font-size: 12px; margin: 0 0 8px; }
 figure { margin: 8px 0 18px; } svg { max-width: 100%; height: auto; }
-.facts td { text-align: left; white-space: normal; } code { background: #f4f4f4; padding: 1px 4px; }
+.facts td { text-align: left; white-space: normal; } code { background: #f4f4f4; padding: 1px 4px; overflow-wrap: anywhere; }
+p, pre { overflow-wrap: anywhere; } pre { white-space: pre-wrap; }
+.interactive { display: none; } .js .interactive { display: block; } .js figure.static { display: none; }
+.interactive figure { position: relative; } .u-title { font-size: 14px; font-weight: 600; }
+.u-legend { font-size: 12px; } .u-legend .u-marker { width: 10px; height: 10px; }
+.tip { position: absolute; display: none; z-index: 10; pointer-events: none; background: rgba(255,255,255,.95); border: 1px solid #999; border-radius: 4px; padding: 3px 6px; font-size: 12px; white-space: nowrap; }
+.range, .hint { font-size: 12px; color: #555; } .hint { color: #888; }
+{{.ChartStyle}}
 </style></head>
 <body data-ready="0">
 <h1>{{.Title}}</h1>
@@ -465,10 +556,14 @@ figure { margin: 8px 0 18px; } svg { max-width: 100%; height: auto; }
 {{range .Rows}}<tr title="{{.Reason}}"><td>{{.Bench}}</td><td class="l">{{.Metric}}</td><td>{{.Old}}</td><td>{{.New}}</td><td>{{.Change}}</td><td>{{.P}}</td><td>{{.N}}</td><td class="{{.Verdict}}">{{.VerdictText}}</td></tr>
 {{if or (eq .Verdict "regressed") (eq .Verdict "improved")}}<tr><td></td><td colspan="7" class="reason">{{.Reason}}</td></tr>{{end}}{{end}}</table>
 {{with .Comparison.Notes}}<h3>Notes</h3><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}{{end}}
-{{range .Sections}}<h2>{{.Bench}}</h2>{{with .Spikes}}<p class="spikes">{{.}}</p>{{end}}
+{{with .Policies}}<h2>Policies side by side</h2><p class="reason">per variant, medians over runs; spikes and gen2 are counts per run; in GC: share of spikes that are GC spikes{{with $.Reference}}; verdicts against the reference variant <code>{{.}}</code> are in the table above{{end}}</p>
+<table><tr>{{range $.PolicyHeader}}<th>{{.}}</th>{{end}}</tr>
+{{range .}}<tr><td>{{.Case}} <code>{{.Variant}}</code></td>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>{{end}}
+{{range .Sections}}<h2>{{.Title}}</h2>{{range .Spikes}}<p class="spikes">{{.}}</p>{{end}}
+<div class="interactive" id="{{.ID}}"></div>
 {{range .Charts}}<figure{{with .Class}} class="{{.}}"{{end}}{{with .ID}} id="{{.}}"{{end}}>{{with .Caption}}<figcaption>{{.}}</figcaption>{{end}}{{.SVG}}</figure>{{end}}{{end}}
-{{if .Sections}}<p class="reason">Series: each bucket of steps is drawn by its fastest and slowest step, so every spike shows; steps containing a collection are marked by generation (young collections only when the run is drawn whole).{{if .MultiRank}} Multi-rank runs show the global step time (the slowest rank at each step) and a per-rank view of each rank's collection pauses.{{end}}</p>{{end}}
+{{if .Sections}}<p class="reason">Timelines: each bucket of steps is drawn by its fastest and slowest step, so every spike shows; steps containing a collection are marked by generation (young collections only when the run is drawn whole). Tails: the i-th fastest of n steps sits at quantile (i+0.5)/n, so each curve ends at its slowest step; a dashed line is a baseline drawn from its sketch.{{if .MultiRank}} Multi-rank runs show the global step time (the slowest rank at each step) and a per-rank view of each rank's collection pauses.{{end}}</p>{{end}}
 {{with .Facts}}<h2>Environment and host</h2><table class="facts">{{range .}}<tr><td>{{index . 0}}</td><td>{{index . 1}}</td></tr>{{end}}</table>{{end}}
-<script>document.body.dataset.ready = "1";</script>
+{{.Scripts}}<script>document.body.dataset.ready = "1";</script>
 </body></html>
 `))

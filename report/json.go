@@ -29,7 +29,10 @@ type jsonDoc struct {
 	Schedules []jsonSchedule `json:"schedules,omitempty"`
 	// Variants: one results directory's runs, summarised (no comparison).
 	Variants []VariantSummary `json:"variants,omitempty"`
-	Failed   []jsonFailed     `json:"failed_runs"`
+	// Reference is the variant the others were compared with, when the
+	// report compares one results directory's policies.
+	Reference string       `json:"reference,omitempty"`
+	Failed    []jsonFailed `json:"failed_runs"`
 }
 
 type jsonEst struct {
@@ -130,8 +133,9 @@ func JSON(w io.Writer, d *Doc) error {
 	for v, n := range d.Counts() {
 		out.Verdicts[string(v)] = n
 	}
-	if d.Comparison == nil && d.Manifest != nil {
+	if d.ShowsPolicies() {
 		out.Variants = VariantSummaries(d.Manifest)
+		out.Reference = d.Reference
 	}
 	for _, v := range []stats.Verdict{stats.Regressed, stats.Improved, stats.Same, stats.Unknown} {
 		out.Verdicts[string(v)] += 0

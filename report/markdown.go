@@ -90,6 +90,9 @@ func Markdown(w io.Writer, d *Doc) {
 			fmt.Fprintln(w, "\n</details>")
 		}
 	}
+	if d.ShowsPolicies() {
+		runSummaryMarkdown(w, d.Manifest)
+	}
 }
 
 func verdictMark(r *stats.Row) string {

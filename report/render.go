@@ -24,13 +24,17 @@ func RenderColor(w io.Writer, format string, d *Doc, color bool) error {
 		if p := d.Partial(); p != "" {
 			fmt.Fprintln(w, p)
 		}
+		if d.ShowsPolicies() {
+			RunSummaryText(w, d.Manifest)
+		}
 		if d.Comparison != nil {
+			if d.Reference != "" {
+				fmt.Fprintf(w, "\nevery variant against the reference variant %s:\n", d.Reference)
+			}
 			for _, s := range d.Schedules {
 				fmt.Fprintln(w, s.Text())
 			}
 			TextColor(w, d.Comparison, color)
-		} else if d.Manifest != nil {
-			RunSummaryText(w, d.Manifest)
 		}
 		for _, r := range d.FailedRuns() {
 			fmt.Fprintf(w, "run %s %s: %s\n", r.ID, r.Status, r.Reason)

@@ -104,16 +104,16 @@ func summarizeRuns(vs *VariantSummary, sums []*stats.RunSummary) {
 	}
 }
 
-func (vs *VariantSummary) inGCText() string {
+func (vs VariantSummary) inGCText() string {
 	if vs.SpikesInGC == nil {
 		return "-"
 	}
 	return fmt.Sprintf("%.0f%%", 100**vs.SpikesInGC)
 }
 
-// cells are the table's columns after the variant's name, the same in
+// Cells are the table's columns after the variant's name, the same in
 // text and Markdown; empty figures when no run completed.
-func (vs *VariantSummary) cells() []string {
+func (vs VariantSummary) Cells() []string {
 	runs := fmt.Sprintf("%d/%d", vs.RunsOK, vs.Runs)
 	if vs.RunsOK == 0 {
 		return append([]string{runs}, make([]string, 11)...)
@@ -123,6 +123,10 @@ func (vs *VariantSummary) cells() []string {
 		fmt.Sprintf("%.2f%%", 100*vs.GCShare)}
 }
 
+// policyHeader names the variants table's columns, in text, Markdown and
+// HTML.
+var policyHeader = []string{"variant", "runs ok", "p50", "p90", "p99", "max", "spikes", "in GC", "gen0/1k", "gen1/1k", "gen2", "gen2 max pause", "GC share"}
+
 // RunSummaryText prints, per case, the variants' table: what `gcjitter
 // run` shows at the end.
 func RunSummaryText(w io.Writer, m *results.Manifest) {
@@ -131,7 +135,7 @@ func RunSummaryText(w io.Writer, m *results.Manifest) {
 		fmt.Fprintf(w, "\ncase %s (%d steps + %d warm-up, %d runs per variant; spike: %s)\n",
 			c.Name, c.Steps, c.Warmup, c.Runs, c.SpikeRule())
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "variant\truns ok\tp50\tp90\tp99\tmax\tspikes\tin GC\tgen0/1k\tgen1/1k\tgen2\tgen2 max pause\tGC share\t")
+		fmt.Fprintln(tw, strings.Join(policyHeader, "\t")+"\t")
 		var notes []string
 		for _, vs := range all {
 			if vs.Case != c.Name {
@@ -142,7 +146,7 @@ func RunSummaryText(w io.Writer, m *results.Manifest) {
 					notes = append(notes, n)
 				}
 			}
-			fmt.Fprintf(tw, "%s\t%s\t\n", vs.Variant, strings.Join(vs.cells(), "\t"))
+			fmt.Fprintf(tw, "%s\t%s\t\n", vs.Variant, strings.Join(vs.Cells(), "\t"))
 		}
 		tw.Flush()
 		for _, n := range notes {
@@ -158,13 +162,13 @@ func runSummaryMarkdown(w io.Writer, m *results.Manifest) {
 	for _, c := range m.Cases {
 		fmt.Fprintf(w, "\n### %s\n\n%d steps + %d warm-up, %d runs per variant; spike: %s; medians over runs\n\n",
 			c.Name, c.Steps, c.Warmup, c.Runs, c.SpikeRule())
-		fmt.Fprintln(w, "| variant | runs ok | p50 | p90 | p99 | max | spikes/run | in GC | gen0/1k | gen1/1k | gen2/run | gen2 max pause | GC share |")
-		fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		fmt.Fprintf(w, "| %s |\n", strings.Join(policyHeader, " | "))
+		fmt.Fprintln(w, "|---"+strings.Repeat("|---:", len(policyHeader)-1)+"|")
 		for _, vs := range all {
 			if vs.Case != c.Name {
 				continue
 			}
-			fmt.Fprintf(w, "| `%s` | %s |\n", vs.Variant, strings.Join(vs.cells(), " | "))
+			fmt.Fprintf(w, "| `%s` | %s |\n", vs.Variant, strings.Join(vs.Cells(), " | "))
 		}
 	}
 }

@@ -24,11 +24,15 @@ func cmdCompare(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	spike := fs.Float64("spike-factor", 0, "results directories: a spike is a step above this many times its run's median, instead of the case's spike rule")
 	defFloor := fs.Float64("default-floor", 0.05, "floor of units that are not gcjitter metrics (foreign benchfmt)")
 	format := report.FormatFlag(fs, "text", "output `format`: text, markdown, json, junit or html")
+	ref := fs.String("ref", "", "compare every variant of one results directory DIR with this `variant` of its case")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: gcjitter compare [flags] OLD NEW
+       gcjitter compare -ref VARIANT [flags] DIR
 
 Compares two results: gcjitter results directories or benchfmt files from
-any tool (each result line is one run). Runs are the statistical unit.
+any tool (each result line is one run); or, with -ref, every policy of one
+results directory with its case's variant VARIANT. Runs are the
+statistical unit.
 Exit status: 0 no regression, 1 a metric regressed, 2 bad input.
 
 `)
@@ -36,6 +40,9 @@ Exit status: 0 no regression, 1 a metric regressed, 2 bad input.
 	}
 	if done, err := cli.ParseFlags(fs, args); done {
 		return err
+	}
+	if *ref != "" {
+		return compareVariants(fs, *ref, *format, results.CompareOptions{Alpha: *alpha, Floors: floors, DefaultFloor: *defFloor}, stdout)
 	}
 	switch {
 	case fs.NArg() != 2:
@@ -77,6 +84,35 @@ Exit status: 0 no regression, 1 a metric regressed, 2 bad input.
 		return cli.InfraError(err)
 	}
 	if c.Regressed() {
+		return cli.Silent(cli.Regression)
+	}
+	return nil
+}
+
+// compareVariants is compare -ref: one results directory's policies, each
+// against the reference variant; exit 1 when one regressed.
+func compareVariants(fs *flag.FlagSet, ref, format string, opt results.CompareOptions, stdout io.Writer) error {
+	if fs.NArg() != 1 || !report.IsResultsDir(fs.Arg(0)) {
+		return cli.Usagef("compare -ref %s takes one results directory, got %s", ref, strings.Join(fs.Args(), " "))
+	}
+	dir := fs.Arg(0)
+	m, err := results.ReadManifest(dir)
+	if err != nil {
+		return cli.Usagef("%v", err)
+	}
+	d := &report.Doc{Kind: "compare", Title: "gcjitter compare: every variant against " + ref, Generated: time.Now(), Manifest: m}
+	if err := report.CompareVariants(d, dir, ref, opt); err != nil {
+		return cli.Usagef("%v", err)
+	}
+	if format == "html" {
+		if err := report.AttachSteps(d, dir); err != nil {
+			return cli.Usagef("%v", err)
+		}
+	}
+	if err := report.Render(stdout, format, d); err != nil {
+		return cli.InfraError(err)
+	}
+	if d.Comparison.Regressed() {
 		return cli.Silent(cli.Regression)
 	}
 	return nil

@@ -22,12 +22,15 @@ func cmdReport(_ context.Context, args []string, stdout, stderr io.Writer) error
 	fs.SetOutput(stderr)
 	format := report.FormatFlag(fs, "", "output `format`: text, markdown, json, junit or html (default: text on standard output, else by the -o file's extension, else html)")
 	out := fs.String("o", "", "write to this file (default: standard output)")
+	ref := fs.String("ref", report.DefaultReference, "one results directory: compare every variant of a case with this variant (none: no comparison)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: gcjitter report [-format F] [-o FILE] RESULTS [NEW]
 
-Renders one results directory (its runs: step series, quantiles,
-histograms, environment), or the comparison of two inputs (results
-directories or benchfmt files) like gcjitter compare.
+Renders one results directory (its policies side by side: each variant
+against the reference variant -ref with its verdicts, step timelines,
+tails, histograms, environment), or the comparison of two inputs
+(results directories or benchfmt files) like gcjitter compare. The exit
+status is 0 whatever the verdicts (gcjitter compare and gate judge).
 
 `)
 		fs.PrintDefaults()
@@ -56,6 +59,14 @@ directories or benchfmt files) like gcjitter compare.
 		d.Manifest = m
 	} else if fs.NArg() == 1 {
 		return cli.Usagef("%s is not a results directory; give two inputs to compare benchfmt files", last)
+	}
+	if fs.NArg() == 1 && *ref != "none" && *ref != "" {
+		err := report.CompareVariants(d, last, *ref, results.CompareOptions{})
+		// Without -ref, a directory with no "default" variant (or only
+		// that one) is shown without a comparison.
+		if err != nil && cli.FlagSet(fs, "ref") {
+			return cli.Usagef("%v", err)
+		}
 	}
 	if fs.NArg() == 2 {
 		d.Kind = "compare"

@@ -154,3 +154,11 @@ func (f *SizeFlag) Set(s string) error {
 	*f.V, f.set = n, true
 	return nil
 }
+
+// FlagSet reports whether the flag name was given on the command line
+// (its default and an explicit default differ in what they ask).
+func FlagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(fl *flag.Flag) { set = set || fl.Name == name })
+	return set
+}
