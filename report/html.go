@@ -41,7 +41,11 @@ func HTML(w io.Writer, d *Doc) error {
 	}
 	if c := d.Comparison; c != nil {
 		for _, r := range c.Rows {
-			page.Rows = append(page.Rows, htmlRow{Bench: r.Bench, Metric: r.Metric, Old: fmtEst(r.OldEst, r.Unit, r.Exact),
+			bench := r.Bench
+			if d.Reference != "" { // one directory: the case and the variant say it
+				bench = results.CaseOf(r.Bench) + " " + results.VariantOf(r.Bench)
+			}
+			page.Rows = append(page.Rows, htmlRow{Bench: bench, Metric: r.Metric, Old: fmtEst(r.OldEst, r.Unit, r.Exact),
 				New: fmtEst(r.NewEst, r.Unit, r.Exact), Change: fmtChange(r), P: fmtP(r), N: fmt.Sprintf("%d+%d", len(r.Old), len(r.New)),
 				Verdict: string(r.Verdict), VerdictText: fmtVerdict(r), Reason: r.Reason})
 		}
@@ -145,10 +149,12 @@ func staticSection(d *Doc, g *figureGroup, id string) (htmlSection, error) {
 		if d.Reference == "" {
 			sec.Spikes = append(sec.Spikes, spikeText(c, g.Benches[0]))
 		} else {
-			for i, bench := range g.Benches {
+			refShown := false
+			for _, bench := range g.Benches {
 				sp := benchSpikes(c, bench)
-				if i == 0 && sp[0] != nil { // the reference, once
+				if !refShown && sp[0] != nil { // the reference, once
 					sec.Spikes = append(sec.Spikes, sp[0].text(d.Reference+":"))
+					refShown = true
 				}
 				if sp[1] != nil {
 					sec.Spikes = append(sec.Spikes, sp[1].text(results.VariantOf(bench)+":"))
@@ -527,7 +533,8 @@ h1 { font-size: 22px; } h2 { font-size: 17px; margin-top: 32px; border-bottom: 1
 .banner { padding: 10px 14px; border-radius: 6px; margin: 12px 0; font-weight: 600; }
 .pass { background: #e8f5e9; } .fail { background: #fdecea; } .undecided { background: #fff8e1; }
 table { border-collapse: collapse; width: 100%; font-size: 13px; }
-th, td { border-bottom: 1px solid #eee; padding: 4px 8px; text-align: right; white-space: nowrap; }
+th, td { border-bottom: 1px solid #eee; padding: 4px 6px; text-align: right; white-space: nowrap; }
+td.bench { white-space: normal; overflow-wrap: anywhere; min-width: 12em; } .wide { overflow-x: auto; }
 th:first-child, td:first-child, td.l { text-align: left; }
 td.regressed { background: #fdecea; font-weight: 600; } td.improved { background: #e8f5e9; }
 td.unknown { color: #8a6d00; } .reason { color: #555; white-space: normal; text-align: left; font-size: 12px; } .spikes { color: #333; font-family: ui-monospace, monospace; font-size: 12px; margin: 0 0 8px; }
@@ -551,14 +558,14 @@ p, pre { overflow-wrap: anywhere; } pre { white-space: pre-wrap; }
 {{range .Schedules}}<h2>GC schedule: {{.Golden.Case}}</h2><pre>{{.Text}}</pre>{{end}}
 {{with .FailedRuns}}<h2>Runs that did not complete</h2><table><tr><th>run</th><th>status</th><th>reason</th></tr>
 {{range .}}<tr><td>{{.ID}}</td><td>{{.Status}}</td><td class="reason">{{.Reason}}</td></tr>{{end}}</table>{{end}}
-{{if .Rows}}<h2>Verdicts</h2>
-<table><tr><th>benchmark</th><th>metric</th><th>old</th><th>new</th><th>change [interval]</th><th>p</th><th>n</th><th>verdict</th></tr>
-{{range .Rows}}<tr title="{{.Reason}}"><td>{{.Bench}}</td><td class="l">{{.Metric}}</td><td>{{.Old}}</td><td>{{.New}}</td><td>{{.Change}}</td><td>{{.P}}</td><td>{{.N}}</td><td class="{{.Verdict}}">{{.VerdictText}}</td></tr>
-{{if or (eq .Verdict "regressed") (eq .Verdict "improved")}}<tr><td></td><td colspan="7" class="reason">{{.Reason}}</td></tr>{{end}}{{end}}</table>
+{{with .Policies}}<h2>Policies side by side</h2><p class="reason">per variant, medians over runs; spikes and gen2 are counts per run; in GC: share of spikes that are GC spikes{{with $.Reference}}; each variant's verdicts against <code>{{.}}</code> follow{{end}}</p>
+<div class="wide"><table><tr>{{range $.PolicyHeader}}<th>{{.}}</th>{{end}}</tr>
+{{range .}}<tr><td class="bench">{{.Case}} <code>{{.Variant}}</code></td>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>{{end}}</table></div>{{end}}
+{{if .Rows}}<h2>Verdicts{{with .Reference}}: every variant against {{.}}{{end}}</h2>
+<div class="wide"><table><tr><th>benchmark</th><th>metric</th><th>old</th><th>new</th><th>change [interval]</th><th>p</th><th>n</th><th>verdict</th></tr>
+{{range .Rows}}<tr title="{{.Reason}}"><td class="bench">{{.Bench}}</td><td class="l">{{.Metric}}</td><td>{{.Old}}</td><td>{{.New}}</td><td>{{.Change}}</td><td>{{.P}}</td><td>{{.N}}</td><td class="{{.Verdict}}">{{.VerdictText}}</td></tr>
+{{if or (eq .Verdict "regressed") (eq .Verdict "improved")}}<tr><td></td><td colspan="7" class="reason">{{.Reason}}</td></tr>{{end}}{{end}}</table></div>
 {{with .Comparison.Notes}}<h3>Notes</h3><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}{{end}}
-{{with .Policies}}<h2>Policies side by side</h2><p class="reason">per variant, medians over runs; spikes and gen2 are counts per run; in GC: share of spikes that are GC spikes{{with $.Reference}}; verdicts against the reference variant <code>{{.}}</code> are in the table above{{end}}</p>
-<table><tr>{{range $.PolicyHeader}}<th>{{.}}</th>{{end}}</tr>
-{{range .}}<tr><td>{{.Case}} <code>{{.Variant}}</code></td>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>{{end}}
 {{range .Sections}}<h2>{{.Title}}</h2>{{range .Spikes}}<p class="spikes">{{.}}</p>{{end}}
 <div class="interactive" id="{{.ID}}"></div>
 {{range .Charts}}<figure{{with .Class}} class="{{.}}"{{end}}{{with .ID}} id="{{.}}"{{end}}>{{with .Caption}}<figcaption>{{.}}</figcaption>{{end}}{{.SVG}}</figure>{{end}}{{end}}

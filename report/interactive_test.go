@@ -203,3 +203,64 @@ func TestInteractivePageInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestMillionStepPage: a comparison of 1,000,000 steps a side stays under
+// 5 MB, and its downsampled timeline keeps every gen-2 pause, with its
+// exact step and pause for the tooltip.
+func TestMillionStepPage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two million steps")
+	}
+	d := millionStepDoc()
+	var b bytes.Buffer
+	if err := HTML(&b, d); err != nil {
+		t.Fatal(err)
+	}
+	if b.Len() > 5e6 {
+		t.Errorf("page of %.2f MB, want under 5 MB", float64(b.Len())/1e6)
+	}
+	t.Logf("page: %.2f MB", float64(b.Len())/1e6)
+	g := figureGroups(d)[0]
+	cg := chartData("charts-1", &g)
+	if cg.Bucket <= 1 || len(cg.X) > 2*TimelineBuckets+2 {
+		t.Fatalf("bucket %d, %d slots: not downsampled", cg.Bucket, len(cg.X))
+	}
+	found := map[[2]int]float64{} // side, step -> pause ms
+	for _, row := range cg.Marks[2].D {
+		found[[2]int{int(row[1]), int(row[3])}] = row[4]
+	}
+	want := 0
+	for si, side := range g.Sides {
+		for i, bits := range side.Steps.GC[0] {
+			if bits&results.GenBit(2) == 0 {
+				continue
+			}
+			want++
+			// Two sides share one marker per slot: the slower keeps it.
+			p, ok := found[[2]int{si, i}]
+			other, otherOK := found[[2]int{1 - si, i}]
+			switch {
+			case ok && math.Abs(p-float64(side.Steps.Pause[0][i])/1e6) > 0.01*p:
+				t.Errorf("side %d step %d: marker pause %.2f ms, want %.2f", si, i, p, side.Steps.Pause[0][i]/1e6)
+			case !ok && !otherOK:
+				t.Errorf("side %d: the gen-2 pause at step %d has no marker", si, i)
+			case !ok && otherOK && other <= 0:
+				t.Errorf("side %d step %d: replaced by a marker without a pause", si, i)
+			}
+		}
+		// Each run's line keeps the spike as its bucket's slowest step.
+		run := cg.Sides[si].Runs[0]
+		for i, bits := range side.Steps.GC[0] {
+			if bits&results.GenBit(2) == 0 {
+				continue
+			}
+			slot := 2*(i/cg.Bucket) + 1
+			if run.S[slot] != i {
+				t.Fatalf("side %d: bucket of step %d is drawn by step %d", si, i, run.S[slot])
+			}
+		}
+	}
+	if want != 400 {
+		t.Fatalf("%d gen-2 pauses in the fixture, want 400", want)
+	}
+}

@@ -27,8 +27,15 @@
     return { label: label, stroke: color, fill: color, width: 0, paths: function () { return null; },
       points: { show: true, size: size, stroke: color, fill: color } };
   }
+  // A time axis: its labels ("12.5 ms") need room, horizontally most.
+  // A time scale: logarithmic when the group's range asks for it, with a
+  // little room around the data rather than whole decades.
+  function timeScale(g) {
+    if (!g.logTime) return { time: false };
+    return { time: false, distr: 3, range: function (u, min, max) { return [min / 1.15, max * 1.15]; } };
+  }
   function timeAxis(label) {
-    return { label: label, size: 64, values: function (u, vals) { return vals.map(function (v) { return v == null ? "" : fmtMs(v); }); } };
+    return { label: label, size: 84, space: 70, values: function (u, vals) { return vals.map(function (v) { return v == null ? "" : fmtMs(v); }); } };
   }
 
   // Wheel zooms the x range around the cursor, shift+wheel (or a
@@ -73,6 +80,7 @@
       m.d.forEach(function (r) { det[r[0]] = r; });
       info.push({ marker: gen, det: det });
     }
+    var drawn = g.sides.filter(function (s) { return s.runs.length; }).map(function (s) { return s.label; });
     var fig = document.createElement("figure");
     fig.className = "timeline";
     var cap = document.createElement("figcaption");
@@ -107,8 +115,8 @@
     }
     var opts = {
       width: chartWidth(box), height: 300,
-      title: "step time of every run, " + g.sides.map(function (s) { return s.label; }).join(" and ") + " overlaid",
-      scales: { x: { time: false }, y: { distr: g.logTime ? 3 : 1 } },
+      title: "step time of every run" + (drawn.length > 2 ? ", every policy overlaid" : drawn.length > 1 ? ", " + drawn.join(" and ") + " overlaid" : " of " + drawn[0]),
+      scales: { x: { time: false }, y: timeScale(g) },
       axes: [{ label: "step", values: function (u, vals) { return vals.map(fmtStep); } }, timeAxis("step time")],
       series: series,
       legend: { live: false },
@@ -178,7 +186,7 @@
     box.appendChild(fig);
     return new uPlot({
       width: chartWidth(box), height: 280, title: "tail: step-time quantiles to the slowest step, all runs pooled",
-      scales: { x: { time: false }, y: { distr: g.logTime ? 3 : 1 } },
+      scales: { x: { time: false }, y: timeScale(g) },
       axes: [ninesAxis(), timeAxis("step time")], series: series,
       cursor: { drag: { x: true, y: false } }
     }, uPlot.join(tables), fig);
@@ -197,7 +205,7 @@
     box.appendChild(fig);
     return new uPlot({
       width: chartWidth(box), height: 240, title: "ECDF: share of steps at or below a step time",
-      scales: { x: { time: false, distr: g.logTime ? 3 : 1 }, y: { range: [0, 1] } },
+      scales: { x: timeScale(g), y: { range: [0, 1] } },
       axes: [timeAxis("step time"), { label: "share of steps", values: function (u, vals) { return vals.map(function (v) { return (100 * v).toFixed(0) + "%"; }); } }],
       series: series, cursor: { drag: { x: true, y: false } }
     }, uPlot.join(tables), fig);
@@ -222,7 +230,7 @@
     box.appendChild(fig);
     return new uPlot({
       width: chartWidth(box), height: 240, title: "histogram to the slowest step (share of steps, log axis)",
-      scales: { x: { time: false, distr: g.logTime ? 3 : 1 }, y: { distr: 3, range: function (u, min, max) { return [floor, Math.max(max, 2 * floor)]; } } },
+      scales: { x: timeScale(g), y: { distr: 3, range: function (u, min, max) { return [floor, Math.max(max, 2 * floor)]; } } },
       axes: [timeAxis("step time"), { label: "share of steps", values: function (u, vals) { return vals.map(function (v) { return v == null ? "" : (100 * v).toPrecision(2) + "%"; }); } }],
       series: series, cursor: { drag: { x: true, y: false } }
     }, cols, fig);
