@@ -55,7 +55,14 @@ func HTML(w io.Writer, d *Doc) error {
 		page.PolicyHeader = policyHeader
 	}
 	var groups []chartGroup
-	for gi, g := range figureGroups(d) {
+	figs := figureGroups(d)
+	runs := 0
+	for _, g := range figs {
+		for _, s := range g.Sides {
+			runs += len(s.Steps.Runs)
+		}
+	}
+	for gi, g := range figs {
 		sec, err := staticSection(d, &g, fmt.Sprintf("charts-%d", gi+1))
 		if err != nil {
 			return err
@@ -64,7 +71,7 @@ func HTML(w io.Writer, d *Doc) error {
 			page.MultiRank = true
 		}
 		page.Sections = append(page.Sections, sec)
-		groups = append(groups, chartData(sec.ID, &g))
+		groups = append(groups, chartData(sec.ID, &g, timelineBuckets(runs)))
 	}
 	if len(groups) > 0 {
 		scripts, err := interactiveScripts(groups)

@@ -31,6 +31,19 @@ var (
 // spike stays), which keeps a million-step page light.
 const TimelineBuckets = 2000
 
+// pageSlots bounds the timeline points of a whole page (about 20 bytes
+// each): pages with many runs get fewer buckets per run, down to
+// minBuckets, so a gate over many cases stays a few MB.
+const (
+	pageSlots  = 120_000
+	minBuckets = 200
+)
+
+// timelineBuckets is the buckets per run on a page drawing runs runs.
+func timelineBuckets(runs int) int {
+	return min(TimelineBuckets, max(minBuckets, pageSlots/(2*max(runs, 1))))
+}
+
 // histogramBins is the number of bins of every histogram, static and
 // interactive.
 const histogramBins = 60
@@ -61,8 +74,9 @@ type chartSide struct {
 }
 
 // chartRun is one run on the timeline's slots: step time (ms, null where
-// the run has no step), the exact step of each slot when bucketed, and per
-// slot with collections [slot, generation bits, pause ms, collected].
+// the run has no step), when bucketed the step of each slot as its offset
+// in the bucket (short numbers, a smaller page), and per slot with
+// collections [slot, generation bits, pause ms, collected].
 type chartRun struct {
 	Y  jsNums   `json:"y"`
 	S  jsInts   `json:"s,omitempty"`
@@ -151,8 +165,9 @@ func timelineSlots(n, buckets int) (k int, x []int) {
 	return k, x
 }
 
-// chartData is a group's data for the page's script.
-func chartData(id string, g *figureGroup) chartGroup {
+// chartData is a group's data for the page's script, its runs cut into at
+// most buckets buckets.
+func chartData(id string, g *figureGroup, buckets int) chartGroup {
 	cg := chartGroup{ID: id, LogTime: g.logTime()}
 	for _, s := range g.Sides {
 		for _, r := range s.Steps.Runs {
@@ -160,7 +175,7 @@ func chartData(id string, g *figureGroup) chartGroup {
 		}
 	}
 	var x []int
-	cg.Bucket, x = timelineSlots(cg.Steps, TimelineBuckets)
+	cg.Bucket, x = timelineSlots(cg.Steps, buckets)
 	cg.X = x
 	edges := g.histBins(histogramBins)
 	for _, e := range edges {
@@ -232,7 +247,7 @@ func chartRunOf(s *results.Steps, ri, slots, k, side int, marks *[3]*chartMarks)
 	put := func(slot, i int) {
 		cr.Y[slot] = durs[i] / 1e6
 		if cr.S != nil {
-			cr.S[slot] = i
+			cr.S[slot] = i % k
 		}
 		if gcs[i] != 0 {
 			p, c := detail(i)

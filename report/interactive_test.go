@@ -110,6 +110,104 @@ func TestInteractivePageInChromium(t *testing.T) {
 		shots = dir
 	}
 
+	drive(t, browser, page, filepath.Join(shots, "interactive.png"))
+	// A long run is drawn by buckets: the spike keeps its step, pause and
+	// objects collected.
+	long := filepath.Join(dir, "long.html")
+	b.Reset()
+	if err := HTML(&b, spikeDoc(20_000)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(long, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	drive(t, browser, long, filepath.Join(shots, "interactive-long.png"))
+
+	// Scripts off: the static SVG figures are there and laid out; the
+	// interactive area is not.
+	off := browser.Open(t, page, false, 1300, 1000)
+	if err := off.Do(chromedp.WaitVisible(chromedp.CSS(`figure.static svg`))); err != nil {
+		t.Fatalf("with scripts off no static figure is visible: %v", err)
+	}
+	// DevTools still evaluates with the page's scripts off.
+	laidOut, err := testbrowser.Eval[map[string]float64](off, `({static: [...document.querySelectorAll("figure.static svg")].filter(e => e.getBoundingClientRect().width > 300).length,
+		interactive: [...document.querySelectorAll(".interactive")].filter(e => e.getBoundingClientRect().height > 0).length,
+		ran: document.body.dataset.charts === "ready" ? 1 : 0})`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if laidOut["static"] < 4 || laidOut["interactive"] != 0 || laidOut["ran"] != 0 {
+		t.Errorf("scripts off: %v static figures laid out (want 4: two timelines, tail, histogram), %v interactive areas shown, charts ran %v", laidOut["static"], laidOut["interactive"], laidOut["ran"])
+	}
+	if err := off.Screenshot(filepath.Join(shots, "noscript.png")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMillionStepPage: a comparison of 1,000,000 steps a side stays under
+// 5 MB, and its downsampled timeline keeps every gen-2 pause, with its
+// exact step and pause for the tooltip.
+func TestMillionStepPage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two million steps")
+	}
+	d := millionStepDoc()
+	var b bytes.Buffer
+	if err := HTML(&b, d); err != nil {
+		t.Fatal(err)
+	}
+	if b.Len() > 5e6 {
+		t.Errorf("page of %.2f MB, want under 5 MB", float64(b.Len())/1e6)
+	}
+	t.Logf("page: %.2f MB", float64(b.Len())/1e6)
+	g := figureGroups(d)[0]
+	cg := chartData("charts-1", &g, TimelineBuckets)
+	if cg.Bucket <= 1 || len(cg.X) > 2*TimelineBuckets+2 {
+		t.Fatalf("bucket %d, %d slots: not downsampled", cg.Bucket, len(cg.X))
+	}
+	found := map[[2]int]float64{} // side, step -> pause ms
+	for _, row := range cg.Marks[2].D {
+		found[[2]int{int(row[1]), int(row[3])}] = row[4]
+	}
+	want := 0
+	for si, side := range g.Sides {
+		for i, bits := range side.Steps.GC[0] {
+			if bits&results.GenBit(2) == 0 {
+				continue
+			}
+			want++
+			// Two sides share one marker per slot: the slower keeps it.
+			p, ok := found[[2]int{si, i}]
+			other, otherOK := found[[2]int{1 - si, i}]
+			switch {
+			case ok && math.Abs(p-float64(side.Steps.Pause[0][i])/1e6) > 0.01*p:
+				t.Errorf("side %d step %d: marker pause %.2f ms, want %.2f", si, i, p, side.Steps.Pause[0][i]/1e6)
+			case !ok && !otherOK:
+				t.Errorf("side %d: the gen-2 pause at step %d has no marker", si, i)
+			case !ok && otherOK && other <= 0:
+				t.Errorf("side %d step %d: replaced by a marker without a pause", si, i)
+			}
+		}
+		// Each run's line keeps the spike as its bucket's slowest step.
+		run := cg.Sides[si].Runs[0]
+		for i, bits := range side.Steps.GC[0] {
+			if bits&results.GenBit(2) == 0 {
+				continue
+			}
+			slot := 2*(i/cg.Bucket) + 1
+			if start := (slot / 2) * cg.Bucket; start+run.S[slot] != i {
+				t.Fatalf("side %d: bucket of step %d is drawn by step %d", si, i, start+run.S[slot])
+			}
+		}
+	}
+	if want != 400 {
+		t.Fatalf("%d gen-2 pauses in the fixture, want 400", want)
+	}
+}
+
+// drive opens page in Chromium and does what a reader does: zoom the
+// timeline by dragging, hover the gen-2 spike of step 417, read the tail.
+func drive(t *testing.T, browser *testbrowser.Browser, page, shot string) {
 	tab := browser.Open(t, page, true, 1300, 1000)
 	if err := tab.Do(chromedp.WaitVisible(chromedp.CSS(`body[data-charts="ready"]`))); err != nil {
 		t.Fatalf("the charts never got ready: %v (console: %q)", err, tab.Errors())
@@ -152,9 +250,11 @@ func TestInteractivePageInChromium(t *testing.T) {
 	// Reset (double-click), then hover the gen-2 spike: the pause of step
 	// 417 of new run 1.
 	eval(timeline + `.setScale("x", {min: ` + fmt.Sprint(before["min"]) + `, max: ` + fmt.Sprint(before["max"]) + `}), {}`)
-	spike := eval(`(u => { const r = u.over.getBoundingClientRect(); const i = u.data[0].indexOf(417);
+	// The slot drawing step 417: itself, or its bucket's slowest step.
+	spike := eval(`(u => { const r = u.over.getBoundingClientRect(); const k = gcjitter.data.groups[0].bucket;
+		const i = k == 1 ? u.data[0].indexOf(417) : 2 * Math.floor(417 / k) + 1;
 		let best = 0; for (let s = 1; s < u.data.length; s++) best = Math.max(best, u.data[s][i] ?? 0);
-		return {x: r.left + u.valToPos(417, "x"), y: r.top + u.valToPos(best, "y"), ms: best}; })(` + timeline + `)`)
+		return {x: r.left + u.valToPos(u.data[0][i], "x"), y: r.top + u.valToPos(best, "y"), ms: best}; })(` + timeline + `)`)
 	if spike["ms"] < 50 {
 		t.Fatalf("no 52 ms step at 417 in the timeline's data: %v", spike)
 	}
@@ -176,91 +276,11 @@ func TestInteractivePageInChromium(t *testing.T) {
 	if tail["max"] < spike["ms"] {
 		t.Errorf("the tail chart stops at %.1f ms, below the %.1f ms pause", tail["max"], spike["ms"])
 	}
-	if err := tab.Screenshot(filepath.Join(shots, "interactive.png")); err != nil {
+	if err := tab.Screenshot(shot); err != nil {
 		t.Fatal(err)
 	}
 	if errs := tab.Errors(); len(errs) > 0 {
 		t.Errorf("console errors: %q", errs)
 	}
 
-	// Scripts off: the static SVG figures are there and laid out; the
-	// interactive area is not.
-	off := browser.Open(t, page, false, 1300, 1000)
-	if err := off.Do(chromedp.WaitVisible(chromedp.CSS(`figure.static svg`))); err != nil {
-		t.Fatalf("with scripts off no static figure is visible: %v", err)
-	}
-	// DevTools still evaluates with the page's scripts off.
-	laidOut, err := testbrowser.Eval[map[string]float64](off, `({static: [...document.querySelectorAll("figure.static svg")].filter(e => e.getBoundingClientRect().width > 300).length,
-		interactive: [...document.querySelectorAll(".interactive")].filter(e => e.getBoundingClientRect().height > 0).length,
-		ran: document.body.dataset.charts === "ready" ? 1 : 0})`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if laidOut["static"] < 4 || laidOut["interactive"] != 0 || laidOut["ran"] != 0 {
-		t.Errorf("scripts off: %v static figures laid out (want 4: two timelines, tail, histogram), %v interactive areas shown, charts ran %v", laidOut["static"], laidOut["interactive"], laidOut["ran"])
-	}
-	if err := off.Screenshot(filepath.Join(shots, "noscript.png")); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// TestMillionStepPage: a comparison of 1,000,000 steps a side stays under
-// 5 MB, and its downsampled timeline keeps every gen-2 pause, with its
-// exact step and pause for the tooltip.
-func TestMillionStepPage(t *testing.T) {
-	if testing.Short() {
-		t.Skip("two million steps")
-	}
-	d := millionStepDoc()
-	var b bytes.Buffer
-	if err := HTML(&b, d); err != nil {
-		t.Fatal(err)
-	}
-	if b.Len() > 5e6 {
-		t.Errorf("page of %.2f MB, want under 5 MB", float64(b.Len())/1e6)
-	}
-	t.Logf("page: %.2f MB", float64(b.Len())/1e6)
-	g := figureGroups(d)[0]
-	cg := chartData("charts-1", &g)
-	if cg.Bucket <= 1 || len(cg.X) > 2*TimelineBuckets+2 {
-		t.Fatalf("bucket %d, %d slots: not downsampled", cg.Bucket, len(cg.X))
-	}
-	found := map[[2]int]float64{} // side, step -> pause ms
-	for _, row := range cg.Marks[2].D {
-		found[[2]int{int(row[1]), int(row[3])}] = row[4]
-	}
-	want := 0
-	for si, side := range g.Sides {
-		for i, bits := range side.Steps.GC[0] {
-			if bits&results.GenBit(2) == 0 {
-				continue
-			}
-			want++
-			// Two sides share one marker per slot: the slower keeps it.
-			p, ok := found[[2]int{si, i}]
-			other, otherOK := found[[2]int{1 - si, i}]
-			switch {
-			case ok && math.Abs(p-float64(side.Steps.Pause[0][i])/1e6) > 0.01*p:
-				t.Errorf("side %d step %d: marker pause %.2f ms, want %.2f", si, i, p, side.Steps.Pause[0][i]/1e6)
-			case !ok && !otherOK:
-				t.Errorf("side %d: the gen-2 pause at step %d has no marker", si, i)
-			case !ok && otherOK && other <= 0:
-				t.Errorf("side %d step %d: replaced by a marker without a pause", si, i)
-			}
-		}
-		// Each run's line keeps the spike as its bucket's slowest step.
-		run := cg.Sides[si].Runs[0]
-		for i, bits := range side.Steps.GC[0] {
-			if bits&results.GenBit(2) == 0 {
-				continue
-			}
-			slot := 2*(i/cg.Bucket) + 1
-			if run.S[slot] != i {
-				t.Fatalf("side %d: bucket of step %d is drawn by step %d", si, i, run.S[slot])
-			}
-		}
-	}
-	if want != 400 {
-		t.Fatalf("%d gen-2 pauses in the fixture, want 400", want)
-	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/gcjitter/gcjitter/gate"
 	"github.com/gcjitter/gcjitter/internal/cli"
 	"github.com/gcjitter/gcjitter/report"
+	"github.com/gcjitter/gcjitter/results"
 	"github.com/gcjitter/gcjitter/runner"
 )
 
@@ -36,7 +37,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	report.RunSummaryText(out, m)
 	d := &report.Doc{Kind: "run", Title: "gcjitter run: " + dir, Generated: time.Now(), Manifest: m}
 	if err := report.AttachSteps(d, dir); err == nil {
-		if _, err := report.WriteFiles(dir, "report", d, "html"); err != nil {
+		// The page also puts the policies side by side, each against the
+		// default variant where a case has one (as gcjitter report DIR).
+		page := *d
+		_ = report.CompareVariants(&page, dir, report.DefaultReference, results.CompareOptions{})
+		if _, err := report.WriteFiles(dir, "report", &page, "html"); err != nil {
 			fmt.Fprintf(stderr, "gcjitter run: writing report.html: %v\n", err)
 		}
 	}

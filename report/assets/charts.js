@@ -107,7 +107,8 @@
         return "gen-" + s.marker + " collection · " + side.label + " run " + (r[2] + 1) + " · step " + fmtStep(r[3]) +
           " · step time " + fmtMs(v) + " · pause " + fmtMs(r[4]) + " · collected " + fmtStep(r[5]);
       }
-      var step = s.steps ? s.steps[idx] : u.data[0][idx];
+      // Bucketed: the slot's step is its bucket's start plus its offset.
+      var step = s.steps ? Math.floor(idx / 2) * g.bucket + s.steps[idx] : u.data[0][idx];
       var text = s.side + " run " + s.run + " · step " + fmtStep(step) + " · step time " + fmtMs(v);
       var gc = s.gc[idx];
       text += gc ? " · " + gens(gc[1]) + " collection · pause " + fmtMs(gc[2]) + " · collected " + fmtStep(gc[3]) : " · no collection";
