@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -224,15 +225,14 @@ func (f *failFast) add(r *results.Run) string {
 }
 
 // failureCause is a failed run's reason without its numbers (steps done,
-// addresses, times), so the same fault in two runs compares equal.
+// addresses, times), so the same fault in two runs compares equal: each
+// number (a run of digits, a hex address) becomes one #, whatever its
+// length: a slower host dies after 93 steps where a faster one got to 129.
 func failureCause(r *results.Run) string {
-	return strings.Map(func(c rune) rune {
-		if c >= '0' && c <= '9' {
-			return '#'
-		}
-		return c
-	}, r.Reason+"\n"+LastLines(r.StderrTail, 1))
+	return digitRuns.ReplaceAllString(r.Reason+"\n"+LastLines(r.StderrTail, 1), "#")
 }
+
+var digitRuns = regexp.MustCompile(`0x[0-9a-fA-F]+|[0-9]+`)
 
 func (s *Session) runOne(ctx context.Context, script string, p PlannedRun, r *results.Run, n, total int) error {
 	c := p.Case
