@@ -56,6 +56,11 @@ type Meta struct {
 	// streams from workers older than the flags.
 	ComputeScale float64 `json:"compute_scale,omitempty"`
 	DeviceWaitMS float64 `json:"device_wait_ms,omitempty"`
+
+	// Heap is, in a traced stream (gcjitter trace), the objects the
+	// collector tracked per generation when the first step ended: the
+	// script's long-lived heap is generation 2's. Nil from the worker.
+	Heap []int64 `json:"heap,omitempty"`
 }
 
 // PythonInfo identifies the interpreter; Version plus Build is the key a
@@ -149,6 +154,9 @@ type End struct {
 	// when the recorder was off).
 	Recorded    []int64 `json:"recorded"`
 	FreezeCount int     `json:"freeze_count"`
+	// Heap is, in a traced stream, the objects the collector tracked per
+	// generation when recording ended (nil from the worker).
+	Heap []int64 `json:"heap,omitempty"`
 }
 
 // ErrorRecord ends a stream whose worker failed; Kind is usage, runtime or
