@@ -141,6 +141,9 @@ type GCEvent struct {
 	// the harness wrote the previous record); it is not in DurationNS.
 	InStep bool `json:"in_step"`
 	Manual bool `json:"manual"` // started by the policy's gc.collect, not by allocation
+	// GenInferred: the source recorded no generation (an imported profiler
+	// trace); Gen is 2 by convention.
+	GenInferred bool `json:"gen_inferred,omitempty"`
 }
 
 // End closes a stream that completed.
