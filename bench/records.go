@@ -115,6 +115,9 @@ type GarbageInfo struct {
 	Objects   int    `json:"objects"`
 	LongLived int    `json:"long_lived"`
 	Retain    int    `json:"retain"`
+	// LongLivedRefs: each long-lived object a list of this many
+	// references (0: plain objects).
+	LongLivedRefs int `json:"long_lived_refs,omitempty"`
 }
 
 // Step is one training step. DurationNS spans the step, its garbage, the
