@@ -18,7 +18,8 @@ import (
 // default variant (CaseYAML writes the same numbers).
 func Config(p Params, steps int) bench.Config {
 	cfg := bench.DefaultConfig()
-	cfg.Model, cfg.Work, cfg.Policy = "none", 0, "default"
+	// Work 1, not 0: a case's zero size means "the worker's default".
+	cfg.Model, cfg.Work, cfg.Policy = "none", 1, "default"
 	cfg.Garbage, cfg.Cycles, cfg.Objects = "ring", p.Cycles, Objects
 	if p.Cycles == 0 {
 		cfg.Garbage = "none"
