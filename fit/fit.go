@@ -157,7 +157,7 @@ func fitHeap(r *Result, target Schedule, cycles int, wait float64, try func(Para
 	bestErr := math.Inf(1)
 	type point struct{ heap, period float64 }
 	var pts []point
-	for range 6 {
+	for range 10 {
 		t, err := try(Params{Cycles: cycles, Retain: retain, WaitMS: wait, LongLived: heap}, steps)
 		if err != nil {
 			return Trial{}, err
@@ -166,21 +166,39 @@ func fitHeap(r *Result, target Schedule, cycles int, wait float64, try func(Para
 		if e := math.Abs(math.Log(math.Max(p, 1) / period)); p > 0 && e < bestErr {
 			best, bestErr = t, e
 		}
-		if p > 0 && math.Abs(p/period-1) < 0.04 {
+		if p > 0 && math.Abs(p/period-1) < 0.03 {
 			break
 		}
 		pts = append(pts, point{float64(heap), p})
 		next := float64(heap)
-		switch n := len(pts); {
+		n := len(pts)
+		flat := n < 2 || math.Abs(pts[n-1].period-pts[n-2].period) <= 0.01*pts[n-1].period
+		switch {
 		case p == 0: // no full collection in the run: a smaller heap
-			next = next / 3
-		case n >= 2 && pts[n-1].period != pts[n-2].period:
+			next /= 3
+		case !flat:
 			slope := (pts[n-1].period - pts[n-2].period) / (pts[n-1].heap - pts[n-2].heap)
 			next = pts[n-1].heap + (period-pts[n-1].period)/slope
-		default: // the period grows with the heap under the 25% rule
-			next = next * period / p
+			if slope <= 0 { // noise: step by the ratio instead
+				next = float64(heap) * period / p
+			}
+		case p < period:
+			// Below the 25% rule the period is set by the young
+			// collections and does not move with the heap: grow it fast.
+			next *= math.Max(period/p, 2)
+		default:
+			next *= math.Min(period/p, 0.5)
 		}
-		next = min(max(next, float64(heap)/4, 1000), float64(heap)*4)
+		// Never past a heap already seen on the other side of the target.
+		for _, q := range pts {
+			if q.period > period && next >= q.heap {
+				next = (float64(heap) + q.heap) / 2
+			}
+			if q.period > 0 && q.period < period && next <= q.heap {
+				next = (float64(heap) + q.heap) / 2
+			}
+		}
+		next = min(max(next, float64(heap)/4, 1000), float64(heap)*4, 20_000_000)
 		if int(next) == heap {
 			break
 		}
