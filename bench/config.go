@@ -29,7 +29,10 @@ type Config struct {
 	Cycles    int    // garbage cycles per step
 	Objects   int    // objects per cycle
 	LongLived int    // tracked objects alive for the whole run
-	Retain    int    // steps each step's garbage stays referenced
+	// LongLivedRefs makes each long-lived object a list of this many
+	// references: a heavier heap per object (0: plain objects).
+	LongLivedRefs int
+	Retain        int // steps each step's garbage stays referenced
 
 	CPUs string // CPU list to pin the worker to ("0-3,6"); empty: no pinning
 
@@ -106,6 +109,9 @@ func (c Config) Args() []string {
 	if c.CPUs != "" {
 		args = append(args, "--cpus", c.CPUs)
 	}
+	if c.LongLivedRefs != 0 { // only when set: existing cases' argv is unchanged
+		args = append(args, "--long-lived-refs", itoa(c.LongLivedRefs))
+	}
 	if c.GarbageJitter != 0 {
 		args = append(args, "--garbage-jitter", strconv.FormatFloat(c.GarbageJitter, 'g', -1, 64))
 	}
@@ -146,6 +152,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Objects, "objects", c.Objects, "objects per cycle")
 	fs.IntVar(&c.LongLived, "long-lived", c.LongLived, "tracked objects alive for the whole run")
 	fs.IntVar(&c.Retain, "retain", c.Retain, "steps each step's garbage stays referenced before it dies")
+	fs.IntVar(&c.LongLivedRefs, "long-lived-refs", c.LongLivedRefs, "each long-lived object a list of this many references (0: a plain object): a heavier heap per object")
 	fs.StringVar(&c.CPUs, "cpus", c.CPUs, "pin the worker to these CPUs (e.g. 0-3,6)")
 	fs.Float64Var(&c.ComputeScale, "compute-scale", c.ComputeScale, "multiply the compute per step (torch models: the batch; model none: the work), to make the host look slower or faster (0: the worker's default, 1)")
 	fs.Float64Var(&c.DeviceWaitMS, "device-wait-ms", c.DeviceWaitMS, "wait this many ms per step inside the timed region, GIL released: an accelerator's share of the step (0: no wait)")

@@ -65,6 +65,30 @@ func WriteWorker(dir string) (string, error) {
 	return path, nil
 }
 
+// The tracer of gcjitter trace: a module and the sitecustomize that starts
+// it in every Python process of a traced job.
+var (
+	//go:embed tracer.py
+	tracerSource []byte
+	//go:embed trace_site.py
+	traceSiteSource []byte
+)
+
+// WriteTracer writes into dir what a traced job's PYTHONPATH needs first:
+// sitecustomize.py, gcjitter_trace.py and the worker as gcjitter_worker.py
+// (whose recorder and stream the tracer uses).
+func WriteTracer(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("writing the tracer: %w", err)
+	}
+	for name, src := range map[string][]byte{"sitecustomize.py": traceSiteSource, "gcjitter_trace.py": tracerSource, "gcjitter_worker.py": WorkerSource} {
+		if err := atomicfile.Write(filepath.Join(dir, name), src, 0o644); err != nil {
+			return fmt.Errorf("writing the tracer: %w", err)
+		}
+	}
+	return nil
+}
+
 // CacheDir is where the embedded worker is written for the interpreter to
 // run: the user's cache, or the temporary directory where there is none.
 func CacheDir() string {

@@ -56,6 +56,11 @@ type Meta struct {
 	// streams from workers older than the flags.
 	ComputeScale float64 `json:"compute_scale,omitempty"`
 	DeviceWaitMS float64 `json:"device_wait_ms,omitempty"`
+
+	// Heap is, in a traced stream (gcjitter trace), the objects the
+	// collector tracked per generation when the first step ended: the
+	// script's long-lived heap is generation 2's. Nil from the worker.
+	Heap []int64 `json:"heap,omitempty"`
 }
 
 // PythonInfo identifies the interpreter; Version plus Build is the key a
@@ -110,6 +115,9 @@ type GarbageInfo struct {
 	Objects   int    `json:"objects"`
 	LongLived int    `json:"long_lived"`
 	Retain    int    `json:"retain"`
+	// LongLivedRefs: each long-lived object a list of this many
+	// references (0: plain objects).
+	LongLivedRefs int `json:"long_lived_refs,omitempty"`
 }
 
 // Step is one training step. DurationNS spans the step, its garbage, the
@@ -136,6 +144,9 @@ type GCEvent struct {
 	// the harness wrote the previous record); it is not in DurationNS.
 	InStep bool `json:"in_step"`
 	Manual bool `json:"manual"` // started by the policy's gc.collect, not by allocation
+	// GenInferred: the source recorded no generation (an imported profiler
+	// trace); Gen is 2 by convention.
+	GenInferred bool `json:"gen_inferred,omitempty"`
 }
 
 // End closes a stream that completed.
@@ -149,6 +160,9 @@ type End struct {
 	// when the recorder was off).
 	Recorded    []int64 `json:"recorded"`
 	FreezeCount int     `json:"freeze_count"`
+	// Heap is, in a traced stream, the objects the collector tracked per
+	// generation when recording ended (nil from the worker).
+	Heap []int64 `json:"heap,omitempty"`
 }
 
 // ErrorRecord ends a stream whose worker failed; Kind is usage, runtime or

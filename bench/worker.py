@@ -532,11 +532,21 @@ def parse_garbage(text):
     return out
 
 
-def build_long_lived(k):
+def build_long_lived(k, refs=0, seed=0):
     """K tracked objects that live for the whole run: the heap a full
     collection has to traverse, and the base of the 25% rule that decides
-    when CPython runs one."""
-    return [Node(i) for i in range(k)]
+    when CPython runs one. With refs, each is a list of that many
+    references to other long-lived objects, chosen at random (seeded): a
+    full collection then chases pointers across the heap, as it does in a
+    real one of modules, dicts and tensors, and pauses longer per object
+    while the 25% rule still counts K."""
+    if refs <= 0:
+        return [Node(i) for i in range(k)]
+    heap = [[] for _ in range(k)]
+    randrange = random.Random(seed).randrange
+    for obj in heap:
+        obj.extend([heap[randrange(k)] for _ in range(refs)])
+    return heap
 
 
 # --------------------------------------------------------------------------
@@ -721,6 +731,7 @@ def meta_record(args, torch, device, policy, recorder_on, notes):
                   "image": args.image, "work": args.work},
         "garbage": {"pattern": args.garbage, "cycles": args.cycles,
                     "objects": args.objects, "long_lived": args.long_lived,
+                    "long_lived_refs": args.long_lived_refs,
                     "retain": args.retain},
         "allocator": {k: os.environ[k] for k in ("PYTHONMALLOC", "PYTORCH_CUDA_ALLOC_CONF",
                                                   "PYTORCH_NPU_ALLOC_CONF") if k in os.environ},
@@ -856,7 +867,7 @@ def prepare(r):
     r.step_fn = build_model(args, torch, device, notes)
 
     r.rng = random.Random(args.seed)
-    r.long_lived = build_long_lived(args.long_lived)
+    r.long_lived = build_long_lived(args.long_lived, args.long_lived_refs, args.seed)
     r.retained = [None] * args.retain if args.retain > 0 else None
 
 
@@ -1100,6 +1111,8 @@ def _parser():
     a("--cycles", type=int, default=100, help="garbage cycles per step")
     a("--objects", type=int, default=4, help="objects per cycle")
     a("--long-lived", type=int, default=0, help="tracked objects alive for the whole run")
+    a("--long-lived-refs", type=int, default=0,
+      help="each long-lived object a list of this many references to random others (0: a Node): a heavier heap per object")
     a("--retain", type=int, default=0, help="keep each step's garbage alive for this many steps")
     a("--event-capacity", type=int, default=4096, help="GC events buffered per step")
     a("--cpus", default="", help="pin this process to these CPUs, e.g. 0-3,6")
@@ -1120,7 +1133,7 @@ def _parser():
 def _validate(args):
     for name, lo in (("steps", 0), ("warmup", 0), ("batch", 1), ("hidden", 1), ("layers", 0),
                      ("heads", 1), ("seq", 1), ("vocab", 2), ("image", 8), ("work", 0),
-                     ("threads", 0), ("cycles", 0), ("objects", 1), ("long_lived", 0),
+                     ("threads", 0), ("cycles", 0), ("objects", 1), ("long_lived", 0), ("long_lived_refs", 0),
                      ("retain", 0), ("event_capacity", 1)):
         v = getattr(args, name)
         if v < lo:

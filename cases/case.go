@@ -100,7 +100,11 @@ type Garbage struct {
 	Cycles    int    `yaml:"cycles"`
 	Objects   int    `yaml:"objects"`
 	LongLived int    `yaml:"long_lived"`
-	Retain    int    `yaml:"retain"`
+	// LongLivedRefs makes each long-lived object a list of this many
+	// references: its full collections pause longer per object (fitted
+	// cases match a real heap's pause with it).
+	LongLivedRefs int `yaml:"long_lived_refs"`
+	Retain        int `yaml:"retain"`
 	// Jitter varies the cycles of each step by up to this fraction, from
 	// the seed: with per-rank seeds, ranks then collect on different steps.
 	Jitter float64 `yaml:"jitter"`
@@ -250,7 +254,7 @@ func (c *Case) WorkerConfig(v Variant) bench.Config {
 	cfg.Garbage = g.Pattern
 	setIf(&cfg.Cycles, g.Cycles)
 	setIf(&cfg.Objects, g.Objects)
-	cfg.LongLived, cfg.Retain = g.LongLived, g.Retain
+	cfg.LongLived, cfg.Retain, cfg.LongLivedRefs = g.LongLived, g.Retain, g.LongLivedRefs
 	cfg.CPUs = c.CPUs
 	cfg.GarbageJitter, cfg.RankSeed = g.Jitter, c.RankSeed
 	return cfg
@@ -321,6 +325,7 @@ func (c *Case) validate(at func(path ...string) int) []*Error {
 	minInt(c.Garbage.Cycles, 0, "garbage", "cycles")
 	minInt(c.Garbage.Objects, 0, "garbage", "objects")
 	minInt(c.Garbage.LongLived, 0, "garbage", "long_lived")
+	minInt(c.Garbage.LongLivedRefs, 0, "garbage", "long_lived_refs")
 	minInt(c.Garbage.Retain, 0, "garbage", "retain")
 	minInt(c.Steps, 1, "steps")
 	minInt(c.Warmup, 0, "warmup")

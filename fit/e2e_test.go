@@ -1,0 +1,93 @@
+package fit_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gcjitter/gcjitter/bench"
+	"github.com/gcjitter/gcjitter/cases"
+	"github.com/gcjitter/gcjitter/fit"
+	"github.com/gcjitter/gcjitter/internal/testpython"
+	"github.com/gcjitter/gcjitter/runner"
+)
+
+// TestTraceFitReproduce: three real training scripts (testdata: a plain
+// loop; a DataLoader with a history that keeps losses and tensors; a
+// logging callback that makes reference cycles, beside a large long-lived
+// cache), each traced unmodified, fitted, and the fitted case run: the
+// full collections' period within 15%, their mean pause within 30%, the
+// young collections' rates within 20%.
+func TestTraceFitReproduce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("traces and fits three training scripts")
+	}
+	py := testpython.Torch(t)
+	for _, script := range []string{"plain", "loader", "callback"} {
+		t.Run(script, func(t *testing.T) {
+			dir := t.TempDir()
+			src, err := filepath.Abs(filepath.Join("testdata", script+".py"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			tr, err := runner.Trace(ctx, runner.TraceOptions{Out: dir, Case: script, Command: []string{py, src, "2000"},
+				Warmup: 2, Stdout: io.Discard, Stderr: os.Stderr, Tool: "test"})
+			if err != nil || tr.ExitCode != 0 || len(tr.Runs) != 1 {
+				t.Fatalf("trace: %v, exit %d, %d runs", err, tr.ExitCode, len(tr.Runs))
+			}
+			stream := readStream(t, filepath.Join(dir, tr.Runs[0].Run.Records))
+			target := fit.ScheduleOf(stream)
+			res, err := fit.Fit(ctx, target, fit.WorkerRunner(py, filepath.Join(dir, "trials")), t.Logf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The case file is what users get: it must load, and its default
+			// variant must be the knobs that were fitted.
+			casePath := filepath.Join(dir, script+"-fit.yaml")
+			if err := os.WriteFile(casePath, res.CaseYAML(script+"-fit", dir), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c, err := cases.Load(casePath)
+			if err != nil {
+				t.Fatalf("the fitted case does not load: %v", err)
+			}
+			if got, want := c.WorkerConfig(c.Variants[0]).Args(), fit.Config(res.Best.Params, res.Steps).Args(); strings.Join(got, " ") != strings.Join(want, " ") {
+				t.Errorf("the case's default variant runs %v, the fit chose %v", got, want)
+			}
+			got, err := fit.Check(ctx, fit.WorkerRunner(py, filepath.Join(dir, "check")), fit.ParamsOf(c), c.Steps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var table strings.Builder
+			for _, row := range fit.Compare(target, got) {
+				fmt.Fprintf(&table, "\n  %-22s traced %10.3f  reproduced %10.3f  %+6.1f%%", row.Name, row.Traced, row.Got, 100*row.RelativeChange)
+				if row.Judged && !row.Within {
+					t.Errorf("%s: traced %.3f, reproduced %.3f (%+.1f%%), beyond ±%.0f%%", row.Name, row.Traced, row.Got, 100*row.RelativeChange, 100*row.Tolerance)
+				}
+			}
+			t.Logf("%s, %d trials:%s", script, len(res.Trials), table.String())
+			if target.Period() == 0 || target.Gen[2] < 3 {
+				t.Errorf("the script must have a period to reproduce: %d full collections", target.Gen[2])
+			}
+		})
+	}
+}
+
+func readStream(t *testing.T, path string) *bench.Stream {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := bench.ReadStream(f, path)
+	if err != nil || len(s.Problems) > 0 {
+		t.Fatalf("%s: %v %v", path, err, s.Problems)
+	}
+	return s
+}
