@@ -204,15 +204,23 @@ def _auto_step():
         _tracer.step()
 
 
+# Calls of wrapped step functions in progress: a subclass's step that calls
+# super().step() ends one step, not two, when both classes are wrapped.
+_depth = [0]
+
+
 def _wrap(fn):
     import functools
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        _depth[0] += 1
         try:
             return fn(*args, **kwargs)
         finally:
-            _auto_step()
+            _depth[0] -= 1
+            if _depth[0] == 0:
+                _auto_step()
     wrapper.__gcjitter_traced__ = True
     return wrapper
 
