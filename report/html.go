@@ -316,25 +316,7 @@ func downsample(durs []float64, gcs []uint8, points int) (plotter.XYs, [3]plotte
 	var marks [3]plotter.XYs
 	k := max(1, (len(durs)+points-1)/points)
 	for start := 0; start < len(durs); start += k {
-		end := min(start+k, len(durs))
-		lo, hi := start, start
-		var best [3]int
-		for g := range best {
-			best[g] = -1
-		}
-		for i := start; i < end; i++ {
-			if durs[i] < durs[lo] {
-				lo = i
-			}
-			if durs[i] > durs[hi] {
-				hi = i
-			}
-			for g := range 3 {
-				if gcs[i]&results.GenBit(g) != 0 && (best[g] < 0 || durs[i] > durs[best[g]]) {
-					best[g] = i
-				}
-			}
-		}
+		lo, hi, best := bucketExtremes(durs, gcs, start, min(start+k, len(durs)))
 		for _, i := range sortedPair(lo, hi) {
 			line = append(line, plotter.XY{X: float64(i), Y: durs[i] / 1e6})
 		}

@@ -269,22 +269,7 @@ func chartRunOf(s *results.Steps, ri, slots, k, side int, marks *[3]*chartMarks)
 		return cr
 	}
 	for b, start := 0, 0; start < len(durs); b, start = b+1, start+k {
-		end := min(start+k, len(durs))
-		lo, hi := start, start
-		slowest := [3]int{-1, -1, -1}
-		for i := start; i < end; i++ {
-			if durs[i] < durs[lo] {
-				lo = i
-			}
-			if durs[i] > durs[hi] {
-				hi = i
-			}
-			for g := range 3 {
-				if gcs[i]&results.GenBit(g) != 0 && (slowest[g] < 0 || durs[i] > durs[slowest[g]]) {
-					slowest[g] = i
-				}
-			}
-		}
+		lo, hi, slowest := bucketExtremes(durs, gcs, start, min(start+k, len(durs)))
 		put(2*b, lo)
 		put(2*b+1, hi)
 		for g, i := range slowest {
@@ -321,3 +306,24 @@ func interactiveScripts(groups []chartGroup) (template.HTML, error) {
 
 // uplotStyle is uPlot's stylesheet, inlined.
 func uplotStyle() template.CSS { return template.CSS(uplotCSS) }
+
+// bucketExtremes are a bucket's fastest and slowest steps, and per
+// generation its slowest step holding such a collection (-1: none): what a
+// downsampled series draws of it, so every spike stays.
+func bucketExtremes(durs []float64, gcs []uint8, start, end int) (lo, hi int, slowest [3]int) {
+	lo, hi, slowest = start, start, [3]int{-1, -1, -1}
+	for i := start; i < end; i++ {
+		if durs[i] < durs[lo] {
+			lo = i
+		}
+		if durs[i] > durs[hi] {
+			hi = i
+		}
+		for g := range 3 {
+			if gcs[i]&results.GenBit(g) != 0 && (slowest[g] < 0 || durs[i] > durs[slowest[g]]) {
+				slowest[g] = i
+			}
+		}
+	}
+	return lo, hi, slowest
+}

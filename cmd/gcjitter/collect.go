@@ -18,7 +18,7 @@ func cmdCollect(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	out := fs.String("o", "", "results directory to add the run to (created if needed)")
 	caseName := fs.String("case", "", "case name of the run")
 	variant := fs.String("variant", "", "variant name (default: the workers' policy)")
-	spike := fs.Float64("spike-factor", 0, "a spike is a step above this many times the median (default: the noise rule, docs/compare.md)")
+	spikeRule := spikeFactorFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: gcjitter collect -o DIR -case NAME [-variant V] STREAM ...
 
@@ -36,10 +36,12 @@ to a results directory. Call it once per run; runs of one variant accumulate.
 	case *out == "" || *caseName == "" || fs.NArg() == 0:
 		fs.Usage()
 		return cli.Silent(cli.Usage)
-	case *spike != 0 && *spike <= 1:
-		return cli.Usagef("-spike-factor must be > 1, got %v", *spike)
 	}
-	c, err := runner.Collect(*out, *caseName, *variant, fs.Args(), stats.SpikeRule{Factor: *spike}, cli.Version(), os.Args)
+	rule, err := spikeRule()
+	if err != nil {
+		return err
+	}
+	c, err := runner.Collect(*out, *caseName, *variant, fs.Args(), rule, cli.Version(), os.Args)
 	if err != nil {
 		return err
 	}

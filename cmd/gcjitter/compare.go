@@ -21,7 +21,7 @@ func cmdCompare(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	floors := cases.FloorFlags{}
 	fs.Var(floors, "floor", "floor of a metric, METRIC=FRACTION (e.g. p99=10%); repeatable; overrides the cases' gates")
 	alpha := fs.Float64("alpha", 0, "family-wise significance level (default: the cases' gate, else 0.05)")
-	spike := fs.Float64("spike-factor", 0, "results directories: a spike is a step above this many times its run's median, instead of the case's spike rule")
+	spikeRule := spikeFactorFlag(fs)
 	defFloor := fs.Float64("default-floor", 0.05, "floor of units that are not gcjitter metrics (foreign benchfmt)")
 	format := report.FormatFlag(fs, "text", "output `format`: text, markdown, json, junit or html")
 	ref := fs.String("ref", "", "compare every variant of one results directory DIR with this `variant` of its case")
@@ -50,15 +50,17 @@ Exit status: 0 no regression, 1 a metric regressed, 2 bad input.
 		return cli.Silent(cli.Usage)
 	case *alpha < 0 || *alpha >= 0.5:
 		return cli.Usagef("-alpha must be in (0, 0.5), got %v", *alpha)
-	case *spike != 0 && *spike <= 1:
-		return cli.Usagef("-spike-factor must be > 1, got %v", *spike)
+	}
+	rule, err := spikeRule()
+	if err != nil {
+		return err
 	}
 	for k := range floors {
 		if _, ok := stats.MetricByName(k); !ok && !strings.Contains(k, "/") {
 			return cli.Usagef("-floor %s: unknown metric (gcjitter's: %s; or a unit like sec/op)", k, strings.Join(stats.MetricNames(), ", "))
 		}
 	}
-	sides, err := results.LoadPair(fs.Args(), stats.SpikeRule{Factor: *spike})
+	sides, err := results.LoadPair(fs.Args(), rule)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/gcjitter/gcjitter/internal/progress"
 	"github.com/gcjitter/gcjitter/results"
 	"github.com/gcjitter/gcjitter/runner"
+	"github.com/gcjitter/gcjitter/stats"
 )
 
 // commonFlags are the flags every measuring command shares (DESIGN.md's
@@ -104,4 +105,17 @@ func (f *commonFlags) grow(ctx context.Context, lim *gate.Limits, m *results.Man
 		fmt.Fprintf(stderr, "gcjitter: %s\n", g.Note())
 	}
 	return cmp, err
+}
+
+// spikeFactorFlag is -spike-factor, the spike rule's override for the
+// commands that summarise runs; the returned function checks it (> 1) and
+// gives the rule (zero: the case's rule, else the noise rule).
+func spikeFactorFlag(fs *flag.FlagSet) func() (stats.SpikeRule, error) {
+	f := fs.Float64("spike-factor", 0, "a spike is a step above this many times its run's median, instead of the case's spike rule (default: the case's, else the noise rule, docs/compare.md)")
+	return func() (stats.SpikeRule, error) {
+		if *f != 0 && *f <= 1 {
+			return stats.SpikeRule{}, cli.Usagef("-spike-factor must be > 1, got %v", *f)
+		}
+		return stats.SpikeRule{Factor: *f}, nil
+	}
 }

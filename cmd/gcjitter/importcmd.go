@@ -19,7 +19,7 @@ func cmdImport(_ context.Context, args []string, stdout, stderr io.Writer) error
 	out := fs.String("o", "", "results directory to add the runs to (created if needed)")
 	caseName := fs.String("case", "", "case name of the runs (default: the first trace's file name)")
 	warmup := fs.Int("warmup", 2, "leading steps of each trace marked warm-up (left out of the figures)")
-	spike := fs.Float64("spike-factor", 0, "a spike is a step above this many times the median (default: the noise rule, docs/compare.md)")
+	spikeRule := spikeFactorFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: gcjitter import -o DIR [flags] TRACE ...
 
@@ -43,15 +43,17 @@ without generations: counted as gen-2 and marked so.
 		return cli.Silent(cli.Usage)
 	case *warmup < 0:
 		return cli.Usagef("-warmup must be >= 0")
-	case *spike != 0 && *spike <= 1:
-		return cli.Usagef("-spike-factor must be > 1, got %v", *spike)
+	}
+	rule, err := spikeRule()
+	if err != nil {
+		return err
 	}
 	if *caseName == "" {
 		base := filepath.Base(fs.Arg(0))
 		*caseName = strings.NewReplacer(".json", "", ".gz", "", ".pt.trace", "").Replace(base)
 	}
 	for _, path := range fs.Args() {
-		c, t, err := runner.ImportTrace(*out, *caseName, path, *warmup, stats.SpikeRule{Factor: *spike}, cli.Version())
+		c, t, err := runner.ImportTrace(*out, *caseName, path, *warmup, rule, cli.Version())
 		if err != nil {
 			return err
 		}

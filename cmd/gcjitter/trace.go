@@ -22,7 +22,7 @@ func cmdTrace(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	steps := fs.Int("steps", 0, "steps to record after the warm-up (0: until the job ends); the job runs on untraced")
 	warmup := fs.Int("warmup", 2, "leading steps recorded as warm-up (left out of the figures)")
 	stepFn := fs.String("step-fn", "", "a step ends when this function returns, `module:qualname` (default: the optimizer's step; or the script calls gcjitter_step())")
-	spike := fs.Float64("spike-factor", 0, "a spike is a step above this many times the median (default: the noise rule, docs/compare.md)")
+	spikeRule := spikeFactorFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: gcjitter trace -o DIR [flags] -- COMMAND [ARG ...]
 
@@ -48,17 +48,19 @@ step was recorded.
 		return cli.Silent(cli.Usage)
 	case *steps < 0 || *warmup < 0:
 		return cli.Usagef("-steps and -warmup must be >= 0")
-	case *spike != 0 && *spike <= 1:
-		return cli.Usagef("-spike-factor must be > 1, got %v", *spike)
 	case *stepFn != "" && !strings.Contains(*stepFn, ":"):
 		return cli.Usagef("-step-fn %q: want module:qualname (e.g. train:train_step)", *stepFn)
+	}
+	rule, err := spikeRule()
+	if err != nil {
+		return err
 	}
 	command := fs.Args()
 	if *caseName == "" {
 		*caseName = traceCaseName(command)
 	}
 	tr, err := runner.Trace(ctx, runner.TraceOptions{Out: *out, Case: *caseName, Command: command, Steps: *steps, Warmup: *warmup,
-		StepFn: *stepFn, Spike: stats.SpikeRule{Factor: *spike}, Tool: cli.Version(), Stdin: os.Stdin, Stdout: stdout, Stderr: stderr})
+		StepFn: *stepFn, Spike: rule, Tool: cli.Version(), Stdin: os.Stdin, Stdout: stdout, Stderr: stderr})
 	if err != nil {
 		if tr == nil {
 			return cli.Usagef("%v", err)
