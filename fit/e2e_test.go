@@ -29,10 +29,6 @@ func TestTraceFitReproduce(t *testing.T) {
 	py := testpython.Torch(t)
 	for _, script := range []string{"plain", "loader", "callback"} {
 		t.Run(script, func(t *testing.T) {
-			// Two at a time (go test's -parallel, GOMAXPROCS): a trace and a
-			// fit each keep one core busy; their pauses are compared within
-			// 30%, which a neighbour's load did not approach (closing note).
-			t.Parallel()
 			dir := t.TempDir()
 			src, err := filepath.Abs(filepath.Join("testdata", script+".py"))
 			if err != nil {
