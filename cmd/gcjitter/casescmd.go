@@ -15,10 +15,18 @@ func cmdCases(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	if len(args) == 0 {
 		args = []string{"list"}
 	}
+	const usage = "usage: gcjitter cases list | gcjitter cases show NAME|FILE"
 	switch args[0] {
 	case "-h", "-help", "--help":
-		fmt.Fprintln(stderr, "usage: gcjitter cases list | gcjitter cases show NAME|FILE")
+		fmt.Fprintln(stderr, usage)
 		return nil
+	case "list", "show":
+		// No flags, but one placed anywhere is named, as in every command.
+		if done, err := cli.ParseFlags(noFlags("gcjitter cases "+args[0], usage, stderr), args[1:]); done {
+			return err
+		}
+	}
+	switch args[0] {
 	case "list":
 		if len(args) > 1 {
 			fmt.Fprintln(stderr, "usage: gcjitter cases list")

@@ -119,3 +119,12 @@ func spikeFactorFlag(fs *flag.FlagSet) func() (stats.SpikeRule, error) {
 		return stats.SpikeRule{Factor: *f}, nil
 	}
 }
+
+// noFlags is the flag set of a command without flags: -h answers with its
+// usage, and any other flag, wherever it stands, is named as undefined.
+func noFlags(name, usage string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprintln(stderr, usage) }
+	return fs
+}

@@ -143,11 +143,11 @@ func goldenShow(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 func goldenDiff(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
-		fmt.Fprintln(stderr, "usage: gcjitter golden diff OLD.json NEW.json")
-		return nil
+	fs := noFlags("gcjitter golden diff", "usage: gcjitter golden diff OLD.json NEW.json", stderr)
+	if done, err := cli.ParseFlags(fs, args); done {
+		return err
 	}
-	if len(args) != 2 {
+	if args = fs.Args(); len(args) != 2 {
 		fmt.Fprintln(stderr, "usage: gcjitter golden diff OLD.json NEW.json")
 		return cli.Silent(cli.Usage)
 	}

@@ -39,7 +39,7 @@ step was recorded.
 `)
 		fs.PrintDefaults()
 	}
-	if done, err := cli.ParseFlags(fs, args); done {
+	if done, err := cli.ParseCommandFlags(fs, args); done {
 		return err
 	}
 	switch {

@@ -115,9 +115,40 @@ func Code(err error) int {
 	return Infra
 }
 
-// ParseFlags parses a command's flags. A nil error with done set means
-// -h was answered; a flag error has been printed by the flag package.
+// ParseFlags parses a command's flags wherever they stand, before or after
+// its positional arguments (gcjitter fit DIR -o case.yaml), as users of Go
+// tools and of pflag expect; "--" ends the flags. A nil error with done set
+// means -h was answered; a flag error has been printed by the flag package.
 func ParseFlags(fs *flag.FlagSet, args []string) (done bool, err error) {
+	var positional []string
+	for rest := args; ; {
+		if done, err := parse(fs, rest); done {
+			return true, err
+		}
+		after := fs.Args()
+		if len(after) == 0 {
+			break
+		}
+		if ended := len(rest) - len(after); ended > 0 && rest[ended-1] == "--" {
+			positional = append(positional, after...)
+			break
+		}
+		positional = append(positional, after[0])
+		rest = after[1:]
+	}
+	// Parse again on "--" alone: fs.Args() is then the positional arguments.
+	return false, fs.Parse(append([]string{"--"}, positional...))
+}
+
+// ParseCommandFlags parses the flags before a command line that runs
+// another program (gcjitter trace -o DIR -- python train.py --epochs 1):
+// the first positional argument starts the command, whose own flags are
+// not gcjitter's.
+func ParseCommandFlags(fs *flag.FlagSet, args []string) (done bool, err error) {
+	return parse(fs, args)
+}
+
+func parse(fs *flag.FlagSet, args []string) (done bool, err error) {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return true, nil
