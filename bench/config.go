@@ -33,6 +33,10 @@ type Config struct {
 	// references: a heavier heap per object (0: plain objects).
 	LongLivedRefs int
 	Retain        int // steps each step's garbage stays referenced
+	// GarbageEvery makes the garbage on one step in this many (0 or 1:
+	// every step): less than one cycle per step, as jobs that rarely
+	// collect make.
+	GarbageEvery int
 
 	CPUs string // CPU list to pin the worker to ("0-3,6"); empty: no pinning
 
@@ -112,6 +116,9 @@ func (c Config) Args() []string {
 	if c.LongLivedRefs != 0 { // only when set: existing cases' argv is unchanged
 		args = append(args, "--long-lived-refs", itoa(c.LongLivedRefs))
 	}
+	if c.GarbageEvery > 1 { // only when set: existing cases' argv is unchanged
+		args = append(args, "--garbage-every", itoa(c.GarbageEvery))
+	}
 	if c.GarbageJitter != 0 {
 		args = append(args, "--garbage-jitter", strconv.FormatFloat(c.GarbageJitter, 'g', -1, 64))
 	}
@@ -153,6 +160,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.LongLived, "long-lived", c.LongLived, "tracked objects alive for the whole run")
 	fs.IntVar(&c.Retain, "retain", c.Retain, "steps each step's garbage stays referenced before it dies")
 	fs.IntVar(&c.LongLivedRefs, "long-lived-refs", c.LongLivedRefs, "each long-lived object a list of this many references (0: a plain object): a heavier heap per object")
+	fs.IntVar(&c.GarbageEvery, "garbage-every", c.GarbageEvery, "make the garbage on one step in this many (0 or 1: every step)")
 	fs.StringVar(&c.CPUs, "cpus", c.CPUs, "pin the worker to these CPUs (e.g. 0-3,6)")
 	fs.Float64Var(&c.ComputeScale, "compute-scale", c.ComputeScale, "multiply the compute per step (torch models: the batch; model none: the work), to make the host look slower or faster (0: the worker's default, 1)")
 	fs.Float64Var(&c.DeviceWaitMS, "device-wait-ms", c.DeviceWaitMS, "wait this many ms per step inside the timed region, GIL released: an accelerator's share of the step (0: no wait)")

@@ -118,6 +118,8 @@ type GarbageInfo struct {
 	// LongLivedRefs: each long-lived object a list of this many
 	// references (0: plain objects).
 	LongLivedRefs int `json:"long_lived_refs,omitempty"`
+	// Every: the garbage is made on one step in this many (0 or 1: every).
+	Every int `json:"every,omitempty"`
 }
 
 // Step is one training step. DurationNS spans the step, its garbage, the

@@ -732,6 +732,7 @@ def meta_record(args, torch, device, policy, recorder_on, notes):
         "garbage": {"pattern": args.garbage, "cycles": args.cycles,
                     "objects": args.objects, "long_lived": args.long_lived,
                     "long_lived_refs": args.long_lived_refs,
+                    "every": args.garbage_every,
                     "retain": args.retain},
         "allocator": {k: os.environ[k] for k in ("PYTHONMALLOC", "PYTORCH_CUDA_ALLOC_CONF",
                                                   "PYTORCH_NPU_ALLOC_CONF") if k in os.environ},
@@ -932,6 +933,9 @@ def hot_loop(r, stream):
     dev_mem = device.memory_allocated
     rss = _rss_reader()
     cycles, objects, jitter = args.cycles, args.objects, args.garbage_jitter
+    # --garbage-every: garbage on one step in N, for jobs that make less
+    # than one object per step (a real loop with a rare young collection).
+    every = args.garbage_every
     manual_every, manual_gen = policy.manual_every, policy.manual_gen
     collect_every = policy.collect_every_step
     has_action = policy.has_step_action
@@ -955,6 +959,8 @@ def hot_loop(r, stream):
         n = cycles
         if jitter:
             n = int(round(cycles * (1 + jitter * (2 * rng.random() - 1))))
+        if every > 1 and i % every:
+            n = 0
         for make in patterns:
             make(rng, n, objects, out, keep)
         scheduled = False
@@ -1116,6 +1122,8 @@ def _parser():
     a("--retain", type=int, default=0, help="keep each step's garbage alive for this many steps")
     a("--event-capacity", type=int, default=4096, help="GC events buffered per step")
     a("--cpus", default="", help="pin this process to these CPUs, e.g. 0-3,6")
+    a("--garbage-every", type=int, default=1, metavar="N",
+      help="make the step's garbage on one step in N only (1: every step): less than one cycle per step")
     a("--garbage-jitter", type=float, default=0.0, help="vary the cycles per step by up to this fraction (seeded)")
     a("--rank-seed", default="per-rank", help="multi-rank: per-rank (seed + 1000*rank) or shared")
     a("--allreduce-numel", type=int, default=65536, help="multi-rank: floats all-reduced every step")
@@ -1134,7 +1142,7 @@ def _validate(args):
     for name, lo in (("steps", 0), ("warmup", 0), ("batch", 1), ("hidden", 1), ("layers", 0),
                      ("heads", 1), ("seq", 1), ("vocab", 2), ("image", 8), ("work", 0),
                      ("threads", 0), ("cycles", 0), ("objects", 1), ("long_lived", 0), ("long_lived_refs", 0),
-                     ("retain", 0), ("event_capacity", 1)):
+                     ("retain", 0), ("garbage_every", 1), ("event_capacity", 1)):
         v = getattr(args, name)
         if v < lo:
             raise UsageError("--%s must be >= %d, got %d" % (name.replace("_", "-"), lo, v))

@@ -491,6 +491,22 @@ class WorkloadKnobsTest(unittest.TestCase):
                 self.assertEqual(got[1], want[1], "collections step by step")
 
 
+class GarbageEveryTest(unittest.TestCase):
+    def test_garbage_on_one_step_in_n(self):
+        # The collector's young count grows by a step's garbage on every
+        # third step and stays put on the others; 3 cycles of 2 objects
+        # stay far below a collection, so the counts are exact.
+        recs = run_worker(self, ["--model", "none", "--work", "1", "--steps", "9", "--warmup", "0",
+                                 "--garbage", "ring", "--cycles", "3", "--objects", "2",
+                                 "--garbage-every", "3", "--no-recorder"])
+        self.assertEqual(recs[0]["garbage"]["every"], 3)
+        counts = [r["count"][0] for r in recs if r["type"] == "step"]
+        grew = [i for i in range(1, len(counts)) if counts[i] - counts[i - 1] >= 6]
+        self.assertEqual(grew, [3, 6], counts)
+        with self.assertRaises(worker.UsageError):
+            worker._validate(worker._parser().parse_args(["--garbage-every", "0"]))
+
+
 class RecorderTest(unittest.TestCase):
     def test_callback_allocates_no_tracked_objects(self):
         # A net-zero transient allocation is invisible in gc.get_count(), yet

@@ -105,6 +105,10 @@ type Garbage struct {
 	// cases match a real heap's pause with it).
 	LongLivedRefs int `yaml:"long_lived_refs"`
 	Retain        int `yaml:"retain"`
+	// Every makes the garbage on one step in this many (0 or 1: every
+	// step): fitted cases of jobs that rarely collect need less than one
+	// cycle per step.
+	Every int `yaml:"every"`
 	// Jitter varies the cycles of each step by up to this fraction, from
 	// the seed: with per-rank seeds, ranks then collect on different steps.
 	Jitter float64 `yaml:"jitter"`
@@ -254,7 +258,7 @@ func (c *Case) WorkerConfig(v Variant) bench.Config {
 	cfg.Garbage = g.Pattern
 	setIf(&cfg.Cycles, g.Cycles)
 	setIf(&cfg.Objects, g.Objects)
-	cfg.LongLived, cfg.Retain, cfg.LongLivedRefs = g.LongLived, g.Retain, g.LongLivedRefs
+	cfg.LongLived, cfg.Retain, cfg.LongLivedRefs, cfg.GarbageEvery = g.LongLived, g.Retain, g.LongLivedRefs, g.Every
 	cfg.CPUs = c.CPUs
 	cfg.GarbageJitter, cfg.RankSeed = g.Jitter, c.RankSeed
 	return cfg
@@ -327,6 +331,7 @@ func (c *Case) validate(at func(path ...string) int) []*Error {
 	minInt(c.Garbage.LongLived, 0, "garbage", "long_lived")
 	minInt(c.Garbage.LongLivedRefs, 0, "garbage", "long_lived_refs")
 	minInt(c.Garbage.Retain, 0, "garbage", "retain")
+	minInt(c.Garbage.Every, 0, "garbage", "every")
 	minInt(c.Steps, 1, "steps")
 	minInt(c.Warmup, 0, "warmup")
 	minInt(c.Runs, 1, "runs")
