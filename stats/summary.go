@@ -46,6 +46,9 @@ type RunSummary struct {
 	// Unscheduled counts collections other than the policy's own scheduled
 	// gc.collect: under a manual policy it must be 0.
 	Unscheduled int
+	// Tail is how much of the slowest 1% of steps' excess the collections
+	// inside them explain; nil in summaries written before it existed.
+	Tail *TailGC `json:",omitempty"`
 	// SpikePeriod is the number of steps between GC spikes when most of
 	// them (2/3, at least 3) recur on a regular lattice; failing that, the
 	// lattice of the GC spikes with a full collection; 0 when neither is.
@@ -142,6 +145,8 @@ func (sm *Summarizer) Result(rule SpikeRule) RunSummary {
 	r.P99 = Quantile(sorted, 0.99)
 	r.P999 = Quantile(sorted, 0.999)
 	r.Max = sorted[len(sorted)-1]
+	tail := tailOf(sm.durs, sm.pauses, sorted)
+	r.Tail = &tail
 	noGen2 := func(i int) bool { return sm.inGC[i]&inGen2 == 0 }
 	base := baselineOf(sm.durs, noGen2, rule)
 	r.Typical, r.Spread = base.Typical, base.Spread
