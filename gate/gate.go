@@ -54,6 +54,8 @@ type Plan struct {
 	Cases   []*cases.Case
 	Goldens map[string]*golden.Golden
 	Paths   map[string]string
+	// TimingNote says why the timing layer is reported only (ResolveTiming).
+	TimingNote string
 }
 
 // MissingError lists the cases without a baseline on the host class: bad
@@ -225,7 +227,11 @@ func (p *Plan) Judge(m *results.Manifest, dir string, pol Policy) (*Outcome, err
 		return nil, fmt.Errorf("reading the new results: %w", err)
 	}
 	o.Comparison = results.Compare(old, newData, results.CompareOptions{Primary: Primary(p.Cases), Drift: p.SessionDrift})
-	o.Comparison.Notes = append(p.HostCheck(), o.Comparison.Notes...)
+	notes := append(p.HostCheck(), p.Contamination()...)
+	if p.TimingNote != "" {
+		notes = append(notes, p.TimingNote)
+	}
+	o.Comparison.Notes = append(notes, o.Comparison.Notes...)
 	leaveCountsToSchedules(o.Comparison, p.Cases, o.Schedules)
 	o.settle()
 	return o, nil
@@ -285,7 +291,7 @@ func (o *Outcome) settle() {
 			o.Unknowns++
 		}
 	}
-	if o.Comparison.Regressed() && o.Policy.Timing != "report" {
+	if o.Comparison.Regressed() && o.Policy.Timing != TimingReport {
 		o.fail("a timing metric regressed")
 	}
 	if o.Unknowns > 0 && o.Policy.UnknownFails {
@@ -321,7 +327,7 @@ func (o *Outcome) WriteText(w io.Writer, color bool) {
 	for _, res := range o.Schedules {
 		fmt.Fprintf(w, "\n%s", res.Text())
 	}
-	fmt.Fprintf(w, "\ntiming layer (%s):\n", map[bool]string{false: "gated", true: "reported only"}[o.Policy.Timing == "report"])
+	fmt.Fprintf(w, "\ntiming layer (%s):\n", map[bool]string{false: "gated", true: "reported only"}[o.Policy.Timing == TimingReport])
 	report.TextColor(w, o.Comparison, color)
 }
 
@@ -479,4 +485,69 @@ func Kept(dir string, names []string) (*results.Manifest, []*cases.Case, error) 
 		return nil, nil, &PlanError{fmt.Sprintf("%s holds none of the cases %s", dir, strings.Join(names, ", "))}
 	}
 	return m, cs, nil
+}
+
+// Contamination names the baselines whose runs disagree beyond the host's
+// noise (golden.Golden.Contaminated: the host was disturbed while they
+// were made), with the golden update that remakes each: said before the
+// runs and kept in the reports, since their timings judge nothing.
+func (p *Plan) Contamination() []string {
+	var out []string
+	for _, c := range p.Cases {
+		if bad := p.contamination(c); bad != "" {
+			out = append(out, bad)
+		}
+	}
+	return out
+}
+
+func (p *Plan) contamination(c *cases.Case) string {
+	if p.History != nil {
+		return "" // nights, not one session's runs
+	}
+	bad := p.Goldens[c.Name].Contaminated()
+	if len(bad) == 0 {
+		return ""
+	}
+	what := make([]string, len(bad))
+	for i, b := range bad {
+		what[i] = b.String()
+	}
+	g := p.Goldens[c.Name]
+	size := [][2]string{{"runs", fmt.Sprint(g.Size.Runs)}, {"steps", fmt.Sprint(g.Size.Steps)}, {"warmup", fmt.Sprint(g.Size.Warmup)}}
+	return fmt.Sprintf("the baseline %s is contaminated: its runs disagree beyond the host's noise (the host was disturbed while it was made): %s; remake it on a quiet host: %s",
+		p.Paths[c.Name], strings.Join(what, "; "), UpdateCommand(p.Dir, p.Class, size, []string{c.Name}))
+}
+
+// Timing layer policies: -timing's values. TimingAuto gates timings only
+// against baselines made on this host's CPU model.
+const (
+	TimingGate   = "gate"
+	TimingReport = "report"
+	TimingAuto   = "auto"
+)
+
+// ResolveTiming settles -timing auto: timings are gated against baselines
+// made on this CPU model and reported only against another's, since a
+// step time measured on another CPU measures the CPU, not the change (the
+// GC schedule layer gates either way). The note says why, "" when
+// nothing was decided for the user.
+func (p *Plan) ResolveTiming(flag string) (timing, note string) {
+	if flag != TimingAuto {
+		return flag, ""
+	}
+	if p.History != nil || p.Host.CPUModel == "" {
+		return TimingGate, ""
+	}
+	var others []string
+	for _, c := range p.Cases {
+		if m := p.Goldens[c.Name].Provenance.CPUModel; m != "" && m != p.Host.CPUModel && !slices.Contains(others, m) {
+			others = append(others, m)
+		}
+	}
+	if len(others) == 0 {
+		return TimingGate, ""
+	}
+	return TimingReport, fmt.Sprintf("timing reported only: the baselines were made on %s, this host is %s; step times across CPU models measure the CPUs, not the change. The GC schedule still gates. -timing gate gates timings anyway; baselines for this host: gcjitter golden update -host-class CLASS",
+		strings.Join(others, ", "), p.Host.CPUModel)
 }

@@ -82,6 +82,12 @@ func (p *Plan) PlanPower() Power {
 			msg := fmt.Sprintf("%s %s: %d new runs against the baseline's %d detect a doubling with %.0f%% power (run-to-run spread %s, session drift %s)",
 				it.Bench, it.Metric, runs, ci.g.Size.Runs, 100*res.Powers[i], stats.Pct(it.Spread), stats.Pct(it.Drift))
 			if slices.Contains(Decisive, it.Metric) && pw.Refused == nil {
+				// A spread the host's disturbance made is no reason for
+				// more runs: the baseline itself is to be remade.
+				if bad := p.contamination(ci.c); bad != "" {
+					pw.Refused = &PlanError{fmt.Sprintf("this gate cannot fail: %s; %s", msg, bad)}
+					continue
+				}
 				pw.Refused = &PlanError{fmt.Sprintf("this gate cannot fail: %s; with -runs %s it can, or remake the baseline with more runs (golden update -runs N)",
 					msg, minRunsText(stats.Plan([]stats.PlanItem{it}, stats.PlanOptions{OldRuns: ci.g.Size.Runs, NewRuns: runs, Family: family, Alpha: ci.c.Gate.Alpha}).MinRuns))}
 				continue

@@ -112,14 +112,30 @@ func Changes(old, new *Golden) []string {
 
 // Update writes the baselines of the named cases from a results directory
 // and says, per file, what changed against the one it replaces. A case the
-// results cannot make a baseline of is bad input (*UpdateError).
+// results cannot make a baseline of is bad input (*UpdateError); runs a
+// disturbance contaminated are refused (*ContaminatedError) and nothing is
+// written.
 func Update(w io.Writer, dir, class string, m *results.Manifest, resDir string, names []string) error {
+	// Every baseline is made and checked before any is written: runs a
+	// disturbance contaminated are refused, all of them or none written.
+	var gs []*Golden
+	refused := &ContaminatedError{Dir: resDir}
 	for _, name := range names {
 		g, err := FromResults(m, resDir, name, class)
 		if err != nil {
 			return &UpdateError{err}
 		}
-		path := Path(dir, class, name)
+		for _, c := range g.Contaminated() {
+			c.IDs = runIDs(m, name, c.Variant)
+			refused.Variants = append(refused.Variants, c)
+		}
+		gs = append(gs, g)
+	}
+	if len(refused.Variants) > 0 {
+		return refused
+	}
+	for _, g := range gs {
+		path := Path(dir, class, g.Case)
 		prev, err := Read(path)
 		switch {
 		case errors.Is(err, ErrMissing):

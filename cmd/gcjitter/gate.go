@@ -23,7 +23,7 @@ func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs, f := measuringFlags("gcjitter gate", stderr)
 	dir := fs.String("golden", "golden", "baselines directory (holds <host-class>/<case>.json)")
 	unknown := fs.String("unknown", "pass", "how an unknown verdict counts: pass (with a warning) or fail")
-	timing := fs.String("timing", "gate", "timing layer: gate (a regression fails) or report (shown, never fails: for noisy shared hosts)")
+	timing := fs.String("timing", gate.TimingAuto, "timing layer: gate (a regression fails), report (shown, never fails: for noisy shared hosts) or auto (gate against baselines of this host's CPU model, report against another's)")
 	check := fs.Bool("check", false, "also evaluate the cases' expect: assertions")
 	from := fs.String("from", "", "judge the runs kept in this results directory (an interrupted gate's, say) instead of running")
 	baseline := fs.String("baseline", "golden", "what to judge against: golden (the files in -golden) or history:N (the last N nights of this host class in -history, with the night-to-night drift they measured)")
@@ -52,8 +52,8 @@ unchanged environment), 2 bad input or missing baseline, 3 infrastructure.
 	switch {
 	case *unknown != "pass" && *unknown != "fail":
 		return cli.Usagef("-unknown must be pass or fail, got %q", *unknown)
-	case *timing != "gate" && *timing != "report":
-		return cli.Usagef("-timing must be gate or report, got %q", *timing)
+	case *timing != gate.TimingGate && *timing != gate.TimingReport && *timing != gate.TimingAuto:
+		return cli.Usagef("-timing must be gate, report or auto, got %q", *timing)
 	}
 	nights, err := history.BaselineSpec(*baseline)
 	if err != nil {
@@ -62,7 +62,7 @@ unchanged environment), 2 bad input or missing baseline, 3 infrastructure.
 	if nights > 0 && f.history == "" {
 		return cli.Usagef("-baseline %s reads a history store: name it with -history or $%s", *baseline, history.DSNEnv)
 	}
-	plan, m, outDir, runErr := gateRuns(ctx, f, fs, *dir, *from, *timing, drift, lim.MaxRuns, nights, stderr)
+	plan, m, outDir, runErr := gateRuns(ctx, f, fs, *dir, *from, timing, drift, lim.MaxRuns, nights, stderr)
 	if m == nil {
 		return runErr
 	}
@@ -111,7 +111,7 @@ unchanged environment), 2 bad input or missing baseline, 3 infrastructure.
 // gateRuns plans the gate against its baselines (everything checked before
 // anything runs) and makes its runs, or reads them -from a results
 // directory. A nil manifest means stop with the error.
-func gateRuns(ctx context.Context, f *commonFlags, fs *flag.FlagSet, dir, from, timing string, drift *float64, maxRuns, nights int, stderr io.Writer) (*gate.Plan, *results.Manifest, string, error) {
+func gateRuns(ctx context.Context, f *commonFlags, fs *flag.FlagSet, dir, from string, timing *string, drift *float64, maxRuns, nights int, stderr io.Writer) (*gate.Plan, *results.Manifest, string, error) {
 	var m *results.Manifest
 	cs, err := f.loadCases(fs.Args())
 	if from != "" {
@@ -155,13 +155,17 @@ func gateRuns(ctx context.Context, f *commonFlags, fs *flag.FlagSet, dir, from, 
 	if err != nil {
 		return nil, nil, "", err
 	}
+	*timing, plan.TimingNote = plan.ResolveTiming(*timing)
 	if m != nil {
 		return plan, m, from, nil
 	}
-	for _, d := range plan.HostCheck() {
+	for _, d := range append(plan.HostCheck(), plan.Contamination()...) {
 		fmt.Fprintf(stderr, "gcjitter gate: warning: %s\n", d)
 	}
-	if err := plan.CheckPower(stderr, timing == "gate"); err != nil {
+	if plan.TimingNote != "" {
+		fmt.Fprintf(stderr, "gcjitter gate: %s\n", plan.TimingNote)
+	}
+	if err := plan.CheckPower(stderr, *timing == gate.TimingGate); err != nil {
 		return nil, nil, "", cli.Usagef("%v; nothing was run", err)
 	}
 	// Interrupted (Ctrl-C, CI's timeout): the runs that completed are

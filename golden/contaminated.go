@@ -1,0 +1,87 @@
+package golden
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gcjitter/gcjitter/results"
+	"github.com/gcjitter/gcjitter/stats"
+)
+
+// Contamination is a variant of a baseline whose runs disagree with each
+// other beyond the host's noise (stats.OutlyingRuns on their p50): the
+// host was disturbed while some of them ran. Its timings are then no
+// baseline: the spread they show is the disturbance, and a gate against
+// them either cannot fail or fails for the baseline's fault.
+type Contamination struct {
+	Case, Variant string
+	Runs          int             // the variant's runs
+	Outliers      []stats.Outlier // Index into the variant's runs
+	// IDs name the outlying runs where the results are at hand (golden
+	// update); nil for a baseline read from its file.
+	IDs []string
+}
+
+// Contaminated are the variants of g whose runs disagree.
+func (g *Golden) Contaminated() []Contamination {
+	var out []Contamination
+	for _, v := range g.Variants {
+		xs := make([]float64, len(v.Runs))
+		for i, r := range v.Runs {
+			xs[i] = r[stats.OutlierMetric]
+		}
+		if o := stats.OutlyingRuns(xs); len(o) > 0 {
+			out = append(out, Contamination{Case: g.Case, Variant: v.Name, Runs: len(v.Runs), Outliers: o})
+		}
+	}
+	return out
+}
+
+// String names the outlying runs and how far each stands from the others:
+// "case/variant: runs 3, 4 of 5 have p50 1.96x, 1.98x the median (31.2 ms)".
+func (c Contamination) String() string {
+	names := make([]string, len(c.Outliers))
+	ratios := make([]string, len(c.Outliers))
+	for i, o := range c.Outliers {
+		names[i] = fmt.Sprint(o.Index + 1)
+		if c.IDs != nil {
+			names[i] = c.IDs[o.Index]
+		}
+		ratios[i] = fmt.Sprintf("%.2fx", o.Ratio())
+	}
+	runs, have := "runs", "have"
+	if len(names) == 1 {
+		runs, have = "run", "has"
+	}
+	return fmt.Sprintf("%s/%s: %s %s of %d %s %s %s the median (%.3g ms)", c.Case, c.Variant, runs, strings.Join(names, ", "), c.Runs,
+		have, stats.OutlierMetric, strings.Join(ratios, ", "), c.Outliers[0].Median/1e6)
+}
+
+// ContaminatedError refuses to write baselines from runs that disagree:
+// the host was disturbed while they ran (exit 3: rerun on a quiet host).
+type ContaminatedError struct {
+	Dir      string // the results directory, kept
+	Variants []Contamination
+}
+
+func (e *ContaminatedError) Error() string {
+	lines := []string{fmt.Sprintf("the host was disturbed during these runs: their timings disagree beyond its noise (%s more than %.0f%% from its variant's median, modified z-score above %.1f); no baseline was written:",
+		stats.OutlierMetric, 100*stats.OutlierFloor, stats.OutlierZ)}
+	for _, c := range e.Variants {
+		lines = append(lines, "  "+c.String())
+	}
+	lines = append(lines, fmt.Sprintf("the runs are kept in %s; rerun on a quiet host (gcjitter system shows what loads this one)", e.Dir))
+	return strings.Join(lines, "\n")
+}
+
+// runIDs are the IDs of a variant's runs in the manifest, in the order
+// FromResults reads them.
+func runIDs(m *results.Manifest, caseName, variant string) []string {
+	var ids []string
+	for _, r := range m.Runs {
+		if r.Case == caseName && r.Variant == variant {
+			ids = append(ids, r.ID)
+		}
+	}
+	return ids
+}
