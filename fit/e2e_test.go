@@ -16,26 +16,32 @@ import (
 	"github.com/gcjitter/gcjitter/runner"
 )
 
-// TestTraceFitReproduce: three real training scripts (testdata: a plain
+// TestTraceFitReproduce: four real training scripts (testdata: a plain
 // loop; a DataLoader with a history that keeps losses and tensors; a
 // logging callback that makes reference cycles, beside a large long-lived
-// cache), each traced unmodified, fitted, and the fitted case run: the
-// full collections' period within 15%, their mean pause within 30%, the
-// young collections' rates within 20%.
+// cache; a loop whose tail is a data-loading stall and that collects a
+// few times per 1000 steps), each traced unmodified, fitted, and the
+// fitted case run at the traced size: the full collections' period within
+// 15%, their mean pause within 30%, the collections' rates within 20% (or
+// one collection per run).
 func TestTraceFitReproduce(t *testing.T) {
 	if testing.Short() {
-		t.Skip("traces and fits three training scripts")
+		t.Skip("traces and fits four training scripts")
 	}
 	py := testpython.Torch(t)
-	for _, script := range []string{"plain", "loader", "callback"} {
+	for _, script := range []string{"plain", "loader", "callback", "stall"} {
 		t.Run(script, func(t *testing.T) {
+			steps := "2000"
+			if script == "stall" {
+				steps = "3000" // a few young collections need a few thousand steps
+			}
 			dir := t.TempDir()
 			src, err := filepath.Abs(filepath.Join("testdata", script+".py"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			ctx := context.Background()
-			tr, err := runner.Trace(ctx, runner.TraceOptions{Out: dir, Case: script, Command: []string{py, src, "2000"},
+			tr, err := runner.Trace(ctx, runner.TraceOptions{Out: dir, Case: script, Command: []string{py, src, steps},
 				Warmup: 2, Stdout: io.Discard, Stderr: os.Stderr, Tool: "test"})
 			if err != nil || tr.ExitCode != 0 || len(tr.Runs) != 1 {
 				t.Fatalf("trace: %v, exit %d, %d runs", err, tr.ExitCode, len(tr.Runs))
@@ -70,11 +76,45 @@ func TestTraceFitReproduce(t *testing.T) {
 					t.Errorf("%s: traced %.3f, reproduced %.3f (%+.1f%%), beyond ±%.0f%%", row.Name, row.Traced, row.Got, 100*row.RelativeChange, 100*row.Tolerance)
 				}
 			}
-			t.Logf("%s, %d trials:%s", script, len(res.Trials), table.String())
+			if c.Steps != target.StreamSteps {
+				t.Errorf("the case runs %d steps, the traced run %d", c.Steps, target.StreamSteps)
+			}
+			t.Logf("%s, %d trials: %s%s", script, len(res.Trials), target.Tail, table.String())
+			if script == "stall" {
+				checkStall(t, target, res, c)
+				return
+			}
 			if target.Period() == 0 || target.Gen[2] < 3 {
 				t.Errorf("the script must have a period to reproduce: %d full collections", target.Gen[2])
 			}
 		})
+	}
+}
+
+// checkStall: the job whose tail is not GC. Its slowest steps are the
+// 20 ms stalls, none holding a collection; it collects rarely (the fitted
+// case could not go below 5.3 young collections per 1000 steps before
+// fitted garbage could be less than a ring per step), never fully; and
+// neither the fit nor its case offer it as a reproduction of the tail, nor
+// recommend policies for full collections it never had.
+func checkStall(t *testing.T, target fit.Schedule, res *fit.Result, c *cases.Case) {
+	t.Helper()
+	if share := target.Tail.Share(); share > 0.1 || target.Tail.WithGC > target.Tail.Slowest/10 {
+		t.Errorf("GC explains %.0f%% of the stalls' excess (%d of %d slowest steps held a collection): the tail is the stalls", 100*share, target.Tail.WithGC, target.Tail.Slowest)
+	}
+	if r := 1000 * target.Rate(0); r < 0.5 || r > 4 || target.Gen[2] != 0 {
+		t.Errorf("the script must collect rarely and never fully: gen-0 %.2f per 1000 steps, %d full collections", r, target.Gen[2])
+	}
+	text := string(res.CaseYAML(c.Name, "test"))
+	for _, want := range []string{target.Tail.String(), "its tail is elsewhere", "not its tail"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the case does not say %q:\n%s", want, text)
+		}
+	}
+	for _, v := range c.Variants {
+		if v.Policy != "default" && v.Policy != "disabled" {
+			t.Errorf("variant %s offered without a full collection to act on", v.Policy)
+		}
 	}
 }
 

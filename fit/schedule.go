@@ -17,8 +17,11 @@ import (
 // Schedule is what a run says about its collector: the figures a fit
 // matches and -check compares.
 type Schedule struct {
-	Steps int    // measured steps, all streams
-	Gen   [3]int // collections per generation in measured steps
+	Steps int // measured steps, all streams
+	// StreamSteps is the longest stream's measured steps: the traced run's
+	// size, which the fitted case and its check run at.
+	StreamSteps int
+	Gen         [3]int // collections per generation in measured steps
 	// Gaps are the steps between consecutive full collections, within
 	// each stream.
 	Gaps        []int
@@ -30,6 +33,9 @@ type Schedule struct {
 	// when it began; 0 when unknown.
 	Heap2  int64
 	Python string // the interpreter that ran it
+	// Tail is how much of the slowest steps' excess the collections in
+	// them explain, pooled over the streams.
+	Tail stats.TailGC
 }
 
 // ScheduleOf pools the measured steps of streams (runs or ranks of one job).
@@ -44,13 +50,20 @@ func ScheduleOf(streams ...*bench.Stream) Schedule {
 			}
 		}
 		last := -1
-		for i, step := range st.Measured() {
+		measured := st.Measured()
+		s.StreamSteps = max(s.StreamSteps, len(measured))
+		var durs, pauses []float64
+		for i, step := range measured {
 			s.Steps++
 			all = append(all, float64(step.DurationNS))
 			if len(step.GC) == 0 {
 				quiet = append(quiet, float64(step.DurationNS))
 			}
+			pause := 0.0
 			for _, e := range step.GC {
+				if e.InStep {
+					pause += float64(e.PauseNS)
+				}
 				s.Gen[e.Gen]++
 				if e.Gen == 2 {
 					s.Gen2PauseNS = append(s.Gen2PauseNS, float64(e.PauseNS))
@@ -60,7 +73,9 @@ func ScheduleOf(streams ...*bench.Stream) Schedule {
 					last = i
 				}
 			}
+			durs, pauses = append(durs, float64(step.DurationNS)), append(pauses, pause)
 		}
+		s.Tail = s.Tail.Add(stats.TailOf(durs, pauses))
 	}
 	slices.Sort(all)
 	slices.Sort(quiet)
@@ -127,6 +142,8 @@ func Pool(runs ...Schedule) Schedule {
 	var p50, p99, quiet []float64
 	for _, s := range runs {
 		out.Steps += s.Steps
+		out.StreamSteps = max(out.StreamSteps, s.StreamSteps)
+		out.Tail = out.Tail.Add(s.Tail)
 		for g := range out.Gen {
 			out.Gen[g] += s.Gen[g]
 		}

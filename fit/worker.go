@@ -20,7 +20,7 @@ func Config(p Params, steps int) bench.Config {
 	cfg := bench.DefaultConfig()
 	// Work 1, not 0: a case's zero size means "the worker's default".
 	cfg.Model, cfg.Work, cfg.Policy = "none", 1, "default"
-	cfg.Garbage, cfg.Cycles, cfg.Objects = "ring", p.Cycles, Objects
+	cfg.Garbage, cfg.Cycles, cfg.Objects, cfg.GarbageEvery = "ring", p.Cycles, max(p.Objects, 1), p.Every
 	if p.Cycles == 0 {
 		cfg.Garbage = "none"
 	}
@@ -69,5 +69,6 @@ func CaseFrom(path string) (*cases.Case, error) {
 
 // ParamsOf reads a fitted case's knobs back.
 func ParamsOf(c *cases.Case) Params {
-	return Params{Cycles: c.Garbage.Cycles, Retain: c.Garbage.Retain, LongLived: c.Garbage.LongLived, Refs: c.Garbage.LongLivedRefs, WaitMS: c.Workload.DeviceWaitMS}
+	g := Garbage{Cycles: c.Garbage.Cycles, Objects: c.Garbage.Objects, Every: c.Garbage.Every}
+	return Params{Garbage: g, Retain: c.Garbage.Retain, LongLived: c.Garbage.LongLived, Refs: c.Garbage.LongLivedRefs, WaitMS: c.Workload.DeviceWaitMS}
 }

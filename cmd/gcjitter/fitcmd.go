@@ -77,15 +77,28 @@ trying and a story of where each number came from.
 	for _, s := range res.Story {
 		fmt.Fprintf(stdout, "  %s\n", s)
 	}
+	fmt.Fprintf(stdout, "  %s\n", target.Tail)
+	if !target.Tail.Explained() {
+		fmt.Fprintln(stdout, "  the case reproduces the job's GC schedule, not its tail")
+	}
+	for _, v := range res.Variants() {
+		fmt.Fprintf(stdout, "  variant %s: %s\n", v.Policy, v.Why)
+	}
 	if !*check {
 		return nil
+	}
+	if !target.Judgeable() {
+		// Bad input, as a gate that cannot fail is: every figure would be
+		// 0 against 0, and an exit 0 would read as a reproduction.
+		return cli.Usagef("-check: nothing to judge: %s holds no collection in its %d measured steps; trace a longer run of the job", dir, target.Steps)
 	}
 	got, err := fit.Check(ctx, fit.WorkerRunner(py, trials), res.Best.Params, res.Steps)
 	if err != nil {
 		return cli.InfraError(err)
 	}
 	rows := fit.Compare(target, got)
-	fmt.Fprintf(stdout, "\ncheck: %s's default variant (%d runs of %d steps) against the trace\n", *out, fit.CheckRuns, res.Steps)
+	fmt.Fprintf(stdout, "\ncheck: %s's default variant (%d runs of %d steps, the traced run's size) against the trace\n", *out, fit.CheckRuns, res.Steps)
+	fmt.Fprintf(stdout, "%s\n", target.Tail)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "figure\ttraced\treproduced\tchange\ttolerance\t")
 	failed := 0
@@ -93,6 +106,9 @@ trying and a story of where each number came from.
 		tol, verdict := "-", ""
 		if r.Judged {
 			tol = fmt.Sprintf("±%.0f%%", 100*r.Tolerance)
+			if r.Slack > 0 {
+				tol += " or 1 per run"
+			}
 			if !r.Within {
 				verdict, failed = " beyond", failed+1
 			}
@@ -100,6 +116,9 @@ trying and a story of where each number came from.
 		fmt.Fprintf(tw, "%s\t%.3f %s\t%.3f %s\t%+.1f%%%s\t%s\t\n", r.Name, r.Traced, r.Unit, r.Got, r.Unit, 100*r.RelativeChange, verdict, tol)
 	}
 	tw.Flush()
+	if !target.Tail.Explained() {
+		fmt.Fprintln(stdout, "p99 is not reproduced: the traced tail is not GC's")
+	}
 	if failed > 0 {
 		fmt.Fprintf(stdout, "%d figures beyond their tolerance\n", failed)
 		return cli.Silent(cli.Regression)
