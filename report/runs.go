@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/gcjitter/gcjitter/results"
+	"github.com/gcjitter/gcjitter/runner"
 	"github.com/gcjitter/gcjitter/stats"
 )
 
@@ -35,7 +36,10 @@ type VariantSummary struct {
 	// SpikesInGC is the pooled share of spikes with a collection in them
 	// (nil without spikes).
 	SpikesInGC *float64 `json:"spikes_in_gc"`
-	Notes      []string `json:"notes,omitempty"`
+	// Tail is how much of the tail GC explains, pooled over the runs of a
+	// traced or imported job (nil for the synthetic cases' variants).
+	Tail  *stats.TailGC `json:"tail,omitempty"`
+	Notes []string      `json:"notes,omitempty"`
 }
 
 // VariantSummaries summarises every variant of m, in case and variant order.
@@ -102,6 +106,16 @@ func summarizeRuns(vs *VariantSummary, sums []*stats.RunSummary) {
 		share := float64(inGC) / float64(spikes)
 		vs.SpikesInGC = &share
 	}
+	if vs.Variant == runner.TraceVariant || vs.Variant == runner.ImportVariant {
+		var tail stats.TailGC
+		for _, s := range sums {
+			if s.Tail == nil { // summarised before tails were
+				return
+			}
+			tail = tail.Add(*s.Tail)
+		}
+		vs.Tail = &tail
+	}
 }
 
 func (vs VariantSummary) inGCText() string {
@@ -149,6 +163,11 @@ func RunSummaryText(w io.Writer, m *results.Manifest) {
 			fmt.Fprintf(tw, "%s\t%s\t\n", vs.Variant, strings.Join(vs.Cells(), "\t"))
 		}
 		tw.Flush()
+		for _, vs := range all {
+			if vs.Case == c.Name && vs.Tail != nil {
+				fmt.Fprintf(w, "%s: %s\n", vs.Variant, vs.Tail)
+			}
+		}
 		for _, n := range notes {
 			fmt.Fprintf(w, "note: %s\n", n)
 		}
@@ -169,6 +188,11 @@ func runSummaryMarkdown(w io.Writer, m *results.Manifest) {
 				continue
 			}
 			fmt.Fprintf(w, "| `%s` | %s |\n", vs.Variant, strings.Join(vs.Cells(), " | "))
+		}
+		for _, vs := range all {
+			if vs.Case == c.Name && vs.Tail != nil {
+				fmt.Fprintf(w, "\n`%s`: %s\n", vs.Variant, vs.Tail)
+			}
 		}
 	}
 }
