@@ -641,23 +641,39 @@ func ImportTraces(out, caseName string, paths []string, warmup int, rule stats.S
 }
 
 // groupRanks makes the runs: traces that each hold one process and name
-// distinct ranks of one world size are the ranks of one job; any other
-// trace is a run of its own.
+// distinct ranks of one world size are the ranks of one job, in rank
+// order; any other trace is a run of its own. Runs come in the order of
+// their first trace.
 func groupRanks(traces []*ImportedTrace) [][]*ImportedTrace {
-	one := len(traces) > 1
-	seen := map[int]bool{}
+	jobs := map[int][]*ImportedTrace{} // by world size
 	for _, t := range traces {
-		one = one && len(t.Procs) == 1 && t.Rank >= 0 && !seen[t.Rank] && t.WorldSize == traces[0].WorldSize
-		seen[t.Rank] = true
+		if len(t.Procs) == 1 && t.Rank >= 0 {
+			jobs[t.WorldSize] = append(jobs[t.WorldSize], t)
+		}
 	}
-	if one {
-		g := slices.Clone(traces)
-		slices.SortStableFunc(g, func(a, b *ImportedTrace) int { return a.Rank - b.Rank })
-		return [][]*ImportedTrace{g}
+	distinct := func(g []*ImportedTrace) bool {
+		seen := map[int]bool{}
+		for _, t := range g {
+			if seen[t.Rank] {
+				return false
+			}
+			seen[t.Rank] = true
+		}
+		return len(g) > 1
 	}
 	var runs [][]*ImportedTrace
+	done := map[int]bool{}
 	for _, t := range traces {
-		runs = append(runs, []*ImportedTrace{t})
+		g := jobs[t.WorldSize]
+		switch {
+		case len(t.Procs) != 1 || t.Rank < 0 || !distinct(g):
+			runs = append(runs, []*ImportedTrace{t})
+		case !done[t.WorldSize]:
+			done[t.WorldSize] = true
+			g = slices.Clone(g)
+			slices.SortStableFunc(g, func(a, b *ImportedTrace) int { return a.Rank - b.Rank })
+			runs = append(runs, g)
+		}
 	}
 	return runs
 }
@@ -677,7 +693,7 @@ func rankNote(group []*ImportedTrace, t *ImportedTrace, p *TraceProcess, k int) 
 		if job == "" {
 			return nil
 		}
-		return []string{"this trace is" + job}
+		return []string{"this trace is" + strings.TrimPrefix(job, ",")}
 	}
 	return []string{fmt.Sprintf("rank %d of this run: %s, process %s%s", k, filepath.Base(t.Path), p.PID, job)}
 }

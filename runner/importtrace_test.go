@@ -109,17 +109,19 @@ func TestImportCorpus(t *testing.T) {
 }
 
 // Two ranks of one job, one trace each, are one run of two ranks in rank
-// order, whatever order the files are given in.
+// order, whatever order the files are given in; a trace of no rank given
+// with them is a run of its own.
 func TestImportRanksOfOneJob(t *testing.T) {
 	r0 := filepath.Join(corpusDir, "hta-trace_filter/sampled_rank-0.json.gz")
 	r1 := filepath.Join(corpusDir, "hta-trace_filter/sampled_rank-1.json.gz")
+	other := filepath.Join(corpusDir, "msprof-analyze-timeline_advice/trace_view.json")
 	out := filepath.Join(t.TempDir(), "res")
-	runs, err := ImportTraces(out, "job", []string{r1, r0}, 0, stats.SpikeRule{}, "test")
+	runs, err := ImportTraces(out, "job", []string{r1, other, r0}, 0, stats.SpikeRule{}, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(runs) != 1 || runs[0].Run.Ranks != 2 || runs[0].Ranks.Ranks != 2 {
-		t.Fatalf("%d runs, the first of %d ranks; want one run of 2 ranks", len(runs), runs[0].Run.Ranks)
+	if len(runs) != 2 || runs[0].Run.Ranks != 2 || runs[0].Ranks.Ranks != 2 || runs[1].Run.Ranks != 1 || runs[1].Traces[0].Path != other {
+		t.Fatalf("%d runs, the first of %d ranks; want a run of 2 ranks, then one of %s", len(runs), runs[0].Run.Ranks, other)
 	}
 	for k, want := range []string{"sampled_rank-0.json.gz", "sampled_rank-1.json.gz"} {
 		s := readStream(t, filepath.Join(out, runs[0].Run.RankRecords(k)))

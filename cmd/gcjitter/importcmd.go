@@ -68,8 +68,8 @@ nothing: when one trace fails, the results directory is left as it was.
 			collections += t.Collections
 			between += t.Between()
 		}
-		fmt.Fprintf(stdout, "%s: %s: %s%d steps (%s), %s, p50 %s, p99 %s\n", strings.Join(names, ", "), r.Run.ID, ranksOf(r),
-			r.Summary.Steps, r.Traces[0].Format, collectionsOf(r, collections, between), stats.MS(r.Summary.P50), stats.MS(r.Summary.P99))
+		fmt.Fprintf(stdout, "%s: %s: %s%s (%s), %s, p50 %s, p99 %s\n", strings.Join(names, ", "), r.Run.ID, ranksOf(r),
+			plural(r.Summary.Steps, "step"), r.Traces[0].Format, collectionsOf(r, collections, between), stats.MS(r.Summary.P50), stats.MS(r.Summary.P99))
 	}
 	return nil
 }
@@ -91,7 +91,7 @@ func ranksOf(r *runner.ImportedRun) string {
 // collectionsOf counts the trace's collections and says where those not
 // inside a step went.
 func collectionsOf(r *runner.ImportedRun, all, between int) string {
-	s := fmt.Sprintf("%d collections", all)
+	s := plural(all, "collection")
 	var where []string
 	if between > 0 {
 		where = append(where, fmt.Sprintf("%d between steps, kept", between))
@@ -107,4 +107,12 @@ func collectionsOf(r *runner.ImportedRun, all, between int) string {
 		s += " (" + strings.Join(where, "; ") + ")"
 	}
 	return s
+}
+
+// plural is "1 step", "2 steps".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
