@@ -137,7 +137,7 @@ func Fit(ctx context.Context, target Schedule, run Runner, logf func(string, ...
 			quiet = again.Got.NoGCP50
 		}
 	}
-	r.Story = append(r.Story, fmt.Sprintf("garbage: %s give the traced %.4f gen-0 collections per step (calibrated: %d rings of %d per step gave %.3f)",
+	r.Story = append(r.Story, fmt.Sprintf("garbage: %s, for the traced %.4f gen-0 collections per step (calibrated: %d rings of %d objects per step gave %.3f)",
 		garbage, target.Rate(0), calCycles, Objects, cal.Got.Rate(0)))
 
 	// 2. The step's own time: what the traced steps without a collection
