@@ -25,7 +25,7 @@ func cmdFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	out := fs.String("o", "", "write the fitted case to this file (default: CASE-fit.yaml)")
 	caseName := fs.String("case", "", "the traced case to fit (default: the directory's only one)")
 	python := fs.String("python", "", "interpreter for the trials (default: the traced job's, else as gcjitter run finds one)")
-	check := fs.Bool("check", false, "then run the fitted case and print traced vs reproduced; exit 1 when a figure is beyond its tolerance")
+	check := fs.Bool("check", false, "then run the fitted case at the traced size and print traced vs reproduced; exit 1 when a figure is beyond its tolerance, 2 when the trace has no collection to judge")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: gcjitter fit [-o case.yaml] [-check] DIR
 
@@ -33,8 +33,9 @@ Estimates from a traced or imported run (gcjitter trace, gcjitter import)
 what the workload does to the collector (young-garbage rate, survivors,
 long-lived heap, the full collections' period and pause, the step's own
 time) by running the worker on this host, and writes a case whose default
-variant reproduces the traced GC schedule, with the policy variants worth
-trying and a story of where each number came from.
+variant reproduces the traced GC schedule, with the policy variants the
+trace supports trying, a story of where each number came from, and how
+much of the traced tail (p99) GC explains.
 
 `)
 		fs.PrintDefaults()
