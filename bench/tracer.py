@@ -10,7 +10,8 @@ only once it has a step, so launchers and data-loader workers leave none.
 A step ends when the optimizer's step returns (torch's global optimizer
 step post-hook where torch has it, a wrapper of Optimizer.step otherwise),
 when the function named by GCJITTER_TRACE_STEP_FN returns, or when the script
-calls gcjitter_trace.step(). Step i is the time from the end of step i-1 to
+calls gcjitter_trace.step(). When several optimizers step in turn (a GAN's D
+and G), a step ends at the one that stepped first last: one step per cycle. Step i is the time from the end of step i-1 to
 the end of step i: the loop's data loading, forward, backward and whatever
 the script does between optimizer steps. The time before the first step end
 (imports, set-up, the first step) is not a step.
@@ -18,6 +19,10 @@ the script does between optimizer steps. The time before the first step end
 Environment (set by gcjitter trace): GCJITTER_TRACE_DIR, the directory for
 streams; GCJITTER_TRACE_STEPS, steps to record (0: all); GCJITTER_TRACE_WARMUP,
 leading steps marked warm-up; GCJITTER_TRACE_STEP_FN, module:qualname.
+
+Besides its stream, a process that stepped an optimizer or met the step
+function leaves status-PID.json at exit: how its steps were marked, for
+gcjitter's own account of the trace.
 """
 
 import gc
@@ -36,6 +41,12 @@ STEP_FN_ENV = "GCJITTER_TRACE_STEP_FN"
 # Width reserved for the meta record's step count, rewritten in place at the
 # end (JSON allows the padding spaces).
 _STEPS_WIDTH = 12
+
+# A new optimizer stepping while the stream holds at most this many steps
+# starts the recording again with steps ending at it (a GAN's G steps first
+# after D, a WGAN's after n_critic D steps); later, it is a phase of the job
+# and is only noted.
+CYCLE_WINDOW = 100
 
 _tracer = None
 
@@ -59,10 +70,24 @@ class Tracer(object):
         # Set once the script calls gcjitter_step(): its steps, not the
         # optimizer's, then mark the boundaries.
         self.explicit = False
+        # Optimizers by id(): (label, weak reference), labels in order of
+        # first step; steps end at end_at's step.
+        self.optims = {}
+        self.labels = []
+        self.end_at = None
+        self.end_ref = None
+        self.late = []
+        self.restarts = 0
+        # -step-fn: patched (where), calls, or why not.
+        self.step_fn = None
+        self.fn_where = None
+        self.fn_calls = 0
+        self.fn_error = None
 
     def _open(self):
         rank = os.environ.get("RANK")
-        name = ("rank-%s.jsonl" % rank) if rank is not None else ("pid-%d.jsonl" % self.pid)
+        # The pid too: processes that inherit one RANK keep their own files.
+        name = ("rank-%s.pid-%d.jsonl" % (rank, self.pid)) if rank is not None else ("pid-%d.jsonl" % self.pid)
         path = os.path.join(self.out_dir, name)
         self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         self.stream = worker.Stream(self.fd)
@@ -127,7 +152,7 @@ class Tracer(object):
             "steps": 0,
             "warmup": self.warmup,
             "recorder": True,
-            "notes": ["traced: " + " ".join(sys.argv)],
+            "notes": ["traced: " + " ".join(sys.argv), "steps end at " + self.marker()],
             "heap": heap(),
         }
 
@@ -159,15 +184,76 @@ class Tracer(object):
         # The tracer's own work is not the next step's.
         self.t0 = perf_counter_ns()
 
+    def marker(self):
+        """What ends a step, in words (the meta's note, gcjitter's line)."""
+        if self.explicit:
+            return "gcjitter_step()"
+        if self.step_fn:
+            return "-step-fn " + self.step_fn
+        if len(self.labels) > 1:
+            return "%s's step (optimizers in turn: %s)" % (self.end_at, ", ".join(self.labels))
+        return "%s's step" % self.end_at
+
+    def optimizer_stepped(self, opt):
+        """An optimizer's step returned: a step ends if it is end_at's."""
+        if self.done or self.explicit or os.getpid() != self.pid:
+            return
+        e = self.optims.get(id(opt))
+        if e is None or e[1]() is not opt:
+            e = self._new_optimizer(opt)
+        if e[0] is self.end_at:
+            self.step()
+
+    def _new_optimizer(self, opt):
+        import weakref
+        cls = type(opt).__name__
+        n = 1 + sum(1 for label in self.labels if label.rsplit("#", 1)[0] == cls)
+        label = "%s#%d" % (cls, n)
+        try:
+            ref = weakref.ref(opt)
+        except TypeError:
+            ref = lambda: opt  # noqa: E731 (kept alive; rare)
+        e = self.optims[id(opt)] = (label, ref)
+        self.labels.append(label)
+        if self.end_ref is not None and self.end_ref() is None:
+            # The optimizer that ended steps is gone (one made per epoch):
+            # this one takes its place, the recording goes on.
+            self.end_at, self.end_ref = label, ref
+        elif self.end_at is None or self.i <= CYCLE_WINDOW:
+            # Steps end at the optimizer that stepped first last: start
+            # the recording again at its step.
+            if self.end_at is not None:
+                self._restart()
+            self.end_at, self.end_ref = label, ref
+        else:
+            self.late.append(label)
+        return e
+
+    def _restart(self):
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = self.stream = None
+        self.t0 = None
+        self.i = 0
+        self.restarts += 1
+
+    def fn_returned(self):
+        self.fn_calls += 1
+        if not self.explicit:
+            self.step()
+
     def finish(self):
-        """Write the end record and the step count; stop recording."""
-        if self.done or self.fd is None or os.getpid() != self.pid:
-            if not self.done:
-                self.recorder.remove()
-            self.done = True
+        """Write the end record and the step count, and the status; stop
+        recording."""
+        if self.done:
             return
         self.done = True
         self.recorder.remove()
+        if os.getpid() != self.pid:
+            return
+        self._write_status()
+        if self.fd is None:
+            return
         stats1 = gc.get_stats()
         self.stream.write_obj({
             "type": "end",
@@ -183,6 +269,33 @@ class Tracer(object):
         os.close(self.fd)
         self.fd = None
 
+    def _write_status(self):
+        """status-PID.json, for a process that stepped an optimizer or met
+        the step function: what marked its steps (written whole, renamed)."""
+        if not self.labels and not self.fn_where and not self.fn_error and not self.explicit:
+            return
+        status = {
+            "pid": self.pid,
+            "stream": self.fd is not None,
+            "steps": self.i,
+            "marker": self.marker() if (self.end_at or self.step_fn or self.explicit) else None,
+            "optimizers": self.labels,
+            "end_at": self.end_at,
+            "late_optimizers": self.late,
+            "step_fn": self.step_fn,
+            "step_fn_where": self.fn_where,
+            "step_fn_calls": self.fn_calls,
+            "step_fn_error": self.fn_error,
+            "explicit": self.explicit,
+        }
+        path = os.path.join(self.out_dir, "status-%d.json" % self.pid)
+        try:
+            with open(path + ".tmp", "w") as f:
+                f.write(self._dumps(status))
+            os.replace(path + ".tmp", path)
+        except OSError:
+            pass
+
 
 def heap():
     """Objects the collector tracks, per generation: the young objects, the
@@ -193,15 +306,57 @@ def heap():
 def step():
     """Mark the end of a training step (for loops without an optimizer, or
     with several): from the first call on, only these calls mark steps."""
-    if _tracer is not None:
-        _tracer.explicit = True
-        _tracer.step()
+    t = _tracer or _child_tracer()
+    if t is not None:
+        t.explicit = True
+        t.step()
 
 
-def _auto_step():
-    """A step end seen by a hook: ignored once the script marks its own."""
-    if _tracer is not None and not _tracer.explicit:
-        _tracer.step()
+def _optimizer_step(opt):
+    """An optimizer's step returned: ignored once the script marks its own."""
+    t = _tracer or _child_tracer()
+    if t is not None:
+        t.optimizer_stepped(opt)
+
+
+def _fn_returned():
+    t = _tracer or _child_tracer()
+    if t is not None:
+        t.fn_returned()
+
+
+# What start() read from the environment, for a forked child's tracer.
+_config = {}
+_forked = [False]
+
+
+def _after_fork():
+    """In a forked child (torch.multiprocessing's default, hogwild's
+    trainers, data loader workers): the parent's tracer copy stays silent;
+    the child gets its own once it ends a step (_child_tracer), so workers
+    that never step cost nothing."""
+    global _tracer
+    if _tracer is not None and _tracer.pid != os.getpid():
+        _tracer.recorder.remove()
+        _tracer.done = True
+        _tracer = None
+        _forked[0] = True
+
+
+def _child_tracer():
+    global _tracer
+    if not _forked[0] or _tracer is not None:
+        return _tracer
+    _tracer = Tracer(_config["out"], _config["steps"], _config["warmup"])
+    _tracer.step_fn = _config["step_fn"]
+    # A multiprocessing child leaves by os._exit after its finalizers,
+    # never through atexit.
+    import atexit
+    atexit.register(_tracer.finish)
+    mp_util = sys.modules.get("multiprocessing.util")
+    if mp_util is not None:
+        mp_util.Finalize(_tracer, _tracer.finish, exitpriority=100)
+    return _tracer
 
 
 # Calls of wrapped step functions in progress: a subclass's step that calls
@@ -209,7 +364,9 @@ def _auto_step():
 _depth = [0]
 
 
-def _wrap(fn):
+def _wrap(fn, on_return):
+    """fn, calling on_return(its first argument) when an outermost call
+    returns (the optimizer, for a step method)."""
     import functools
 
     @functools.wraps(fn)
@@ -220,7 +377,7 @@ def _wrap(fn):
         finally:
             _depth[0] -= 1
             if _depth[0] == 0:
-                _auto_step()
+                on_return(args[0] if args else None)
     wrapper.__gcjitter_traced__ = True
     return wrapper
 
@@ -230,7 +387,7 @@ def _hook_optimizer(optim_mod):
     each Optimizer subclass's step wrapped when its first instance is made."""
     hook = getattr(optim_mod, "register_optimizer_step_post_hook", None)
     if hook is not None:
-        hook(lambda opt, args, kwargs: _auto_step())
+        hook(lambda opt, args, kwargs: _optimizer_step(opt))
         return
     Optimizer = optim_mod.Optimizer
     init = Optimizer.__init__
@@ -238,24 +395,23 @@ def _hook_optimizer(optim_mod):
     def __init__(self, *args, **kwargs):
         cls = type(self)
         if not getattr(cls.step, "__gcjitter_traced__", False):
-            cls.step = _wrap(cls.step)
+            cls.step = _wrap(cls.step, _optimizer_step)
         init(self, *args, **kwargs)
     Optimizer.__init__ = __init__
 
 
 def _hook_step_fn(spec):
-    """module:qualname: the step ends when that function returns."""
+    """module:qualname: the step ends when that function returns. Nothing
+    here may raise into the job's import: a name that is not there is
+    noted in the status (gcjitter says so) and the job runs on."""
+    _tracer.step_fn = spec
     mod_name, _, qual = spec.partition(":")
     if not mod_name or not qual:
-        sys.stderr.write("gcjitter trace: -step-fn %r: want module:qualname\n" % spec)
+        _tracer.fn_error = "want module:qualname"
         return
 
     def patch(mod):
-        parts = qual.split(".")
-        owner = mod
-        for p in parts[:-1]:
-            owner = getattr(owner, p)
-        setattr(owner, parts[-1], _wrap(getattr(owner, parts[-1])))
+        _patched(mod, mod_name, qual)
     if mod_name == "__main__":
         # The script's own module: patched when the step function is first
         # defined, by a trace function on the main module's frames.
@@ -264,18 +420,56 @@ def _hook_step_fn(spec):
     _after_import(mod_name, patch)
 
 
+def _patched(mod, mod_name, qual):
+    """Patch the step function into mod, noting where or why not; never
+    raises into the job's import."""
+    t = _tracer or _child_tracer()
+    try:
+        where = _patch_attr(mod, mod_name, qual)
+    except Exception as e:  # gcjitter says so, from the status
+        if t is not None:
+            t.fn_error = str(e)
+        return
+    if t is not None:
+        t.fn_where = where
+
+
+def _patch_attr(mod, mod_name, qual):
+    """Wrap mod's qual (a function, or a method of a class in it) in place;
+    where it was found. Raises what is missing."""
+    parts = qual.split(".")
+    owner, where = mod, mod_name
+    for p in parts[:-1]:
+        if not hasattr(owner, p):
+            raise LookupError("%s has no %s" % (where, p))
+        owner, where = getattr(owner, p), where + "." + p
+    name = parts[-1]
+    if not hasattr(owner, name):
+        raise LookupError("%s has no %s" % (where, name))
+    # A class's static and class methods are wrapped inside their
+    # descriptor, or they would become plain methods.
+    raw = owner.__dict__.get(name) if isinstance(owner, type) else None
+    if isinstance(raw, (staticmethod, classmethod)):
+        setattr(owner, name, type(raw)(_wrap(raw.__func__, lambda _: _fn_returned())))
+    else:
+        fn = getattr(owner, name)
+        if not callable(fn):
+            raise LookupError("%s.%s is not a function" % (where, name))
+        setattr(owner, name, _wrap(fn, lambda _: _fn_returned()))
+    return where + "." + name
+
+
 def _patch_main(qual):
-    name = qual.split(".")[-1]
+    name = qual.split(".")[0]
 
     def tracer(frame, event, arg):
         if frame.f_globals.get("__name__") != "__main__":
             return None
         if event == "line" or event == "return":
-            fn = frame.f_globals.get(name)
-            if callable(fn) and not getattr(fn, "__gcjitter_traced__", False):
-                frame.f_globals[name] = _wrap(fn)
+            if frame.f_globals.get(name) is not None:
                 sys.settrace(None)
                 frame.f_trace = None
+                _patched(sys.modules.get("__main__"), "__main__", qual)
                 return None
         return tracer
     sys.settrace(tracer)
@@ -287,15 +481,19 @@ def _after_import(name, fn):
         fn(sys.modules[name])
         return
     import importlib.abc
-    import importlib.machinery
 
     class Finder(importlib.abc.MetaPathFinder):
         def find_spec(self, fullname, path, target=None):
             if fullname != name:
                 return None
             sys.meta_path.remove(self)
-            spec = importlib.machinery.PathFinder.find_spec(fullname, path)
-            if spec is None or spec.loader is None:
+            # The finders after this one, as the import would have asked.
+            for finder in sys.meta_path:
+                find = getattr(finder, "find_spec", None)
+                spec = find(fullname, path, target) if find is not None else None
+                if spec is not None:
+                    break
+            if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
                 return spec
             exec_module = spec.loader.exec_module
 
@@ -318,6 +516,9 @@ def start():
     import atexit
     atexit.register(_tracer.finish)
     spec = os.environ.get(STEP_FN_ENV)
+    _config.update(out=out, steps=steps, warmup=warmup, step_fn=spec or None)
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=_after_fork)
     if spec:
         _hook_step_fn(spec)
     else:
@@ -342,3 +543,122 @@ def _finish_on_sigterm():
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTERM)
     signal.signal(signal.SIGTERM, on_term)
+
+
+def check_step_fn(spec, script):
+    """Before the job starts: what -step-fn names that is not there, or "".
+    Read from the source, never imported (importing the job's module could
+    run the job): module found as the import would find it, the name bound
+    at its top level (or in a class there). What the source cannot settle
+    (an extension module, a star import) is left to the patch at import."""
+    import ast
+    import difflib
+    mod_name, _, qual = spec.partition(":")
+    if not mod_name or not qual:
+        return "want module:qualname (e.g. train:train_step)"
+    if mod_name == "__main__":
+        path = script
+    else:
+        path, missing = _find_source(mod_name)
+        if missing:
+            return missing
+    if not path or not path.endswith(".py"):
+        return ""
+    try:
+        with open(path, "rb") as f:
+            tree = ast.parse(f.read(), path)
+    except (OSError, SyntaxError, ValueError):
+        return ""  # the job meets it itself
+    body, where = tree.body, path
+    for k, part in enumerate(qual.split(".")):
+        names = {}
+        star = _bindings(body, names)
+        node = names.get(part)
+        if node is None:
+            if star or (k == 0 and "__getattr__" in names):
+                return ""
+            close = difflib.get_close_matches(part, list(names), 3)
+            return "%s defines no %s%s" % (where, part, (" (did you mean %s?)" % ", ".join(close)) if close else "")
+        if not isinstance(node, ast.ClassDef):
+            return ""  # bound by an import or an assignment: left to the patch
+        body, where = node.body, "%s: class %s" % (path, node.name)
+    return ""
+
+
+def _bindings(body, names):
+    """Names bound in a scope's statements (blocks included, not nested
+    functions or classes) into names; whether a star import is among them."""
+    import ast
+    star = False
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.setdefault(node.name, node)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                if a.name == "*":
+                    star = True
+                else:
+                    names.setdefault(a.asname or a.name.split(".")[0], node)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name):
+                        names.setdefault(n.id, node)
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            inner = getattr(node, field, None)
+            if isinstance(inner, list) and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                star = _bindings(inner, names) or star
+    return star
+
+
+def _find_source(mod_name):
+    """(source path or None, what is missing or "") for a module, found
+    the way the import would find it, without running any of it."""
+    import importlib.machinery
+    import importlib.util
+    parts = mod_name.split(".")
+    locations, spec = None, None
+    for k in range(len(parts)):
+        name = ".".join(parts[:k + 1])
+        if k == 0:
+            try:
+                spec = importlib.util.find_spec(name)
+            except (ImportError, ValueError):
+                spec = None
+        elif locations is None:
+            if name in _imported_names(mod_name, k):
+                return None, ""  # made by its parent's import (os.path)
+            return None, "%s is a module, not a package: no module %s" % (parts[k - 1], name)
+        else:
+            spec = importlib.machinery.PathFinder.find_spec(name, list(locations))
+        if spec is None:
+            return None, "no module named %s" % name
+        locations = spec.submodule_search_locations
+    return spec.origin, ""
+
+
+def _imported_names(mod_name, k):
+    """Modules that a plain module puts in sys.modules when imported
+    (os.path), which the static lookup cannot see: imported here, in the
+    check's own process."""
+    import importlib
+    parent = ".".join(mod_name.split(".")[:k])
+    try:
+        importlib.import_module(parent)
+    except Exception:
+        return ()
+    return [n for n in sys.modules if n.startswith(parent + ".")]
+
+
+def _check_main():
+    """python -c 'import gcjitter_trace; gcjitter_trace._check_main()'
+    SPEC SCRIPT: prints what is missing, exit 1; exit 0 when nothing is."""
+    spec, script = sys.argv[1], sys.argv[2]
+    if script:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+    else:
+        sys.path.insert(0, os.getcwd())
+    missing = check_step_fn(spec, script)
+    if missing:
+        sys.stdout.write(missing + "\n")
+        sys.exit(1)

@@ -1,7 +1,9 @@
 package runner
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +20,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gcjitter/gcjitter/bench"
+	"github.com/gcjitter/gcjitter/internal/atomicfile"
+	"github.com/gcjitter/gcjitter/results"
 	"github.com/gcjitter/gcjitter/stats"
 )
 
@@ -51,8 +55,8 @@ type TraceOptions struct {
 }
 
 // traceGrace is how long a cancelled job may take to stop by itself before
-// it is sent SIGTERM, and then SIGKILL.
-const traceGrace = 10 * time.Second
+// it is sent SIGTERM, and then SIGKILL (a variable for tests).
+var traceGrace = 10 * time.Second
 
 // Traced is what a trace left: the job's exit code and the runs added.
 type Traced struct {
@@ -62,89 +66,204 @@ type Traced struct {
 	// (the job died): kept in Streams, not added as runs.
 	Incomplete []string
 	Streams    string // where the job's processes wrote their streams
+	// Status is what each process that stepped an optimizer or met the
+	// step function said at its exit (status-PID.json), by pid.
+	Status []TraceStatus
+	// Processes is, for a job whose streams are not the ranks of one world
+	// (torch.multiprocessing's processes), how many became the run's
+	// processes; 0 otherwise.
+	Processes int
+}
+
+// Account is gcjitter's word on a trace beside its runs' lines: what
+// ended a step, a step function that was not found or never ran, why
+// there is no run, and a job that failed.
+func (t *Traced) Account(stepFn string) []string {
+	var lines []string
+	add := func(format string, args ...any) {
+		if l := fmt.Sprintf(format, args...); !slices.Contains(lines, l) {
+			lines = append(lines, l)
+		}
+	}
+	var where []string
+	calls, seen, patchFailed := 0, false, false
+	for _, st := range t.Status {
+		if len(st.Optimizers) > 1 && st.EndAt != "" && stepFn == "" && !st.Explicit {
+			add("%d optimizers step in turn (%s): one step per cycle, ending at %s's step; -step-fn to choose otherwise",
+				len(st.Optimizers)-len(st.Late), strings.Join(slices.DeleteFunc(slices.Clone(st.Optimizers), func(o string) bool { return slices.Contains(st.Late, o) }), ", "), st.EndAt)
+		}
+		if len(st.Late) > 0 && stepFn == "" && !st.Explicit {
+			add("%s first stepped after the steps had begun: a later phase, not a step's end (steps end at %s's step)", strings.Join(st.Late, ", "), st.EndAt)
+		}
+		if st.StepFnError != "" {
+			add("-step-fn %s: %s (process %d): it marked no step there", stepFn, st.StepFnError, st.PID)
+			patchFailed = true
+		}
+		if st.StepFnWhere != "" {
+			where = append(where, st.StepFnWhere)
+			calls += st.StepFnCalls
+		}
+		seen = seen || st.Marker != ""
+	}
+	if len(t.Runs) == 0 {
+		mod, qual, _ := strings.Cut(stepFn, ":")
+		switch {
+		case patchFailed:
+		case stepFn != "" && len(where) > 0 && calls == 0:
+			add("-step-fn %s (%s) never ran: the job never called it; name the function that runs once per training step", stepFn, where[0])
+		case stepFn != "" && len(where) > 0:
+			add("-step-fn %s ran %d time(s) in a process: a step is the time between two of its returns, so none was recorded", stepFn, calls)
+		case stepFn != "" && mod == "__main__":
+			add("-step-fn %s: the job's script never defined %s", stepFn, qual)
+		case stepFn != "":
+			add("-step-fn %s: the job never imported %s", stepFn, mod)
+		case seen:
+			add("only one step end was seen: a step is the time between two, so none was recorded")
+		default:
+			add("no optimizer step was seen; name the step function with -step-fn module:qualname or call gcjitter_step() at the end of each step")
+		}
+	}
+	if t.ExitCode != 0 {
+		held := "none"
+		for _, c := range t.Runs {
+			held = fmt.Sprintf("%d measured steps (%s)", c.Summary.Steps, c.Run.ID)
+		}
+		by := ""
+		if t.ExitCode > 128 && t.ExitCode < 128+65 {
+			by = " (" + signalName(syscall.Signal(t.ExitCode-128)) + ")"
+		}
+		add("the job exited with status %d%s; its streams hold %s", t.ExitCode, by, held)
+	}
+	return lines
+}
+
+// TraceStatus is a traced process's account of its steps (bench/tracer.py
+// writes it).
+type TraceStatus struct {
+	PID         int      `json:"pid"`
+	Stream      bool     `json:"stream"`
+	Steps       int      `json:"steps"`
+	Marker      string   `json:"marker"`
+	Optimizers  []string `json:"optimizers"`
+	EndAt       string   `json:"end_at"`
+	Late        []string `json:"late_optimizers"`
+	StepFn      string   `json:"step_fn"`
+	StepFnWhere string   `json:"step_fn_where"`
+	StepFnCalls int      `json:"step_fn_calls"`
+	StepFnError string   `json:"step_fn_error"`
+	Explicit    bool     `json:"explicit"`
+}
+
+// StepFnError is a -step-fn that names what is not there, found before
+// the job starts.
+type StepFnError struct{ Spec, Missing string }
+
+func (e *StepFnError) Error() string {
+	return fmt.Sprintf("-step-fn %s: %s; the job was not started", e.Spec, e.Missing)
 }
 
 // Trace runs the job with the tracer injected (a sitecustomize first on
 // PYTHONPATH that runs the job's own), its standard streams passed
-// through, and adds what its processes recorded to the results directory:
-// one run, with one stream per rank under torchrun. SIGTERM is passed on
-// to the job; Ctrl-C reaches it directly (same process group), and the
-// steps recorded until then are kept.
+// through, and adds what its processes recorded to the results directory
+// as one run: one stream per rank under torchrun, or per process of a job
+// whose processes step on their own (torch.multiprocessing). Signals: see
+// waitJob. A -step-fn is checked against the source before the job starts
+// (*StepFnError).
 func Trace(ctx context.Context, opt TraceOptions) (*Traced, error) {
 	if len(opt.Command) == 0 {
 		return nil, errors.New("no command to trace")
+	}
+	if opt.StepFn != "" {
+		if err := checkStepFn(ctx, opt); err != nil {
+			return nil, err
+		}
 	}
 	base := filepath.Join(opt.Out, "trace")
 	tracerDir := filepath.Join(base, "tracer")
 	if err := bench.WriteTracer(tracerDir); err != nil {
 		return nil, err
 	}
+	tracerDir, _ = filepath.Abs(tracerDir)
+	env := tracerEnv(tracerDir)
 	streams := filepath.Join(base, "streams-"+time.Now().UTC().Format("20060102-150405.000000000"))
 	if err := os.MkdirAll(streams, 0o755); err != nil {
 		return nil, err
 	}
 	streams, _ = filepath.Abs(streams)
-	tracerDir, _ = filepath.Abs(tracerDir)
-	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		return strings.HasPrefix(kv, "PYTHONPATH=") || strings.HasPrefix(kv, "GCJITTER_TRACE_")
-	})
-	pythonPath := tracerDir
-	if old := os.Getenv("PYTHONPATH"); old != "" {
-		pythonPath += string(os.PathListSeparator) + old
-	}
-	env = append(env, "PYTHONPATH="+pythonPath, TraceDirEnv+"="+streams,
+	env = append(env, TraceDirEnv+"="+streams,
 		TraceStepsEnv+"="+strconv.Itoa(opt.Steps), TraceWarmupEnv+"="+strconv.Itoa(opt.Warmup))
 	if opt.StepFn != "" {
 		env = append(env, TraceStepFnEnv+"="+opt.StepFn)
 	}
 	cmd := exec.Command(opt.Command[0], opt.Command[1:]...)
 	cmd.Env, cmd.Stdin, cmd.Stdout, cmd.Stderr = env, opt.Stdin, opt.Stdout, opt.Stderr
-	sigs := make(chan os.Signal, 2)
+	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sigs)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", opt.Command[0], err)
 	}
+	waitErr := waitJob(ctx, cmd, sigs, isTerminal(opt.Stdin), opt.Stderr)
+	out := &Traced{Streams: streams, ExitCode: exitCode(cmd, waitErr)}
+	out.Status = readStatuses(streams)
+	err := collectTraced(opt, out)
+	return out, err
+}
+
+// waitJob waits for the job as long as it runs. SIGINT is the job's to
+// handle (a script that catches KeyboardInterrupt and goes on to its
+// evaluation is waited for): Ctrl-C at a terminal reached it already (same
+// process group), any other SIGINT is passed on; a second one sends
+// SIGTERM, a third SIGKILL. SIGTERM (a CI runner's timeout) is passed on,
+// and SIGKILL follows after traceGrace. A context cancelled by anything
+// but SIGINT gives the job traceGrace, then SIGTERM, then SIGKILL.
+func waitJob(ctx context.Context, cmd *exec.Cmd, sigs <-chan os.Signal, fromTerminal bool, stderr io.Writer) error {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	fromTerminal := isTerminal(opt.Stdin)
-	var waitErr error
 	ctxDone := ctx.Done()
 	var escalate <-chan time.Time
-	var killed bool
-wait:
+	terminated, interrupts := false, 0
 	for {
 		select {
-		case waitErr = <-done:
-			break wait
+		case err := <-done:
+			return err
 		case sig := <-sigs:
-			// Ctrl-C at a terminal reached the job already (same process
-			// group); any other SIGINT, and SIGTERM (a CI runner's
-			// timeout), is passed on.
-			if sig == syscall.SIGTERM || !fromTerminal {
-				cmd.Process.Signal(sig)
+			if sig == syscall.SIGINT {
+				// The context's cancellation is this SIGINT's too.
+				interrupts++
+				escalate = nil
+				switch interrupts {
+				case 1:
+					if !fromTerminal {
+						cmd.Process.Signal(sig)
+					}
+				case 2:
+					fmt.Fprintln(stderr, "gcjitter trace: interrupted again: SIGTERM to the job (once more: SIGKILL)")
+					cmd.Process.Signal(syscall.SIGTERM)
+				default:
+					cmd.Process.Kill()
+				}
+				continue
 			}
+			cmd.Process.Signal(syscall.SIGTERM)
+			terminated, escalate = true, time.After(traceGrace)
 		case <-ctxDone:
-			// Cancelled (gcjitter's own signal handling, or a caller): the
-			// job has a grace period to finish its records, then SIGTERM,
-			// then SIGKILL.
 			ctxDone = nil
-			escalate = time.After(traceGrace)
+			if interrupts == 0 && escalate == nil {
+				escalate = time.After(traceGrace)
+			}
 		case <-escalate:
-			if killed {
+			if terminated {
 				cmd.Process.Kill()
 				escalate = nil
 				continue
 			}
-			cmd.Process.Signal(syscall.SIGTERM)
-			killed = true
-			escalate = time.After(traceGrace)
+			if interrupts == 0 {
+				cmd.Process.Signal(syscall.SIGTERM)
+				terminated, escalate = true, time.After(traceGrace)
+			}
 		}
 	}
-	out := &Traced{Streams: streams, ExitCode: exitCode(cmd, waitErr)}
-	runs, incomplete, err := collectTraced(opt, streams)
-	out.Runs, out.Incomplete = runs, incomplete
-	return out, err
 }
 
 // isTerminal: r is a terminal, whose Ctrl-C signals the whole foreground
@@ -169,56 +288,215 @@ func exitCode(cmd *exec.Cmd, err error) int {
 	return cmd.ProcessState.ExitCode()
 }
 
-// collectTraced adds the complete streams as runs: the rank-N streams of
-// a torchrun job as one multi-rank run, each other process's stream as a
-// run of its own.
-func collectTraced(opt TraceOptions, dir string) ([]*Collected, []string, error) {
+// collectTraced adds the complete streams as one run: the job's. The
+// rank-N streams of a torchrun job are its ranks; processes without a
+// rank (torch.multiprocessing's, each stepping on its own) are numbered as
+// the run's processes, ranks first, then by pid.
+func collectTraced(opt TraceOptions, t *Traced) error {
+	dir := t.Streams
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	var ranks, singles, incomplete []string
+	type proc struct {
+		path      string
+		ranked    bool
+		rank, pid int
+		world     int
+	}
+	var procs []proc
 	for _, e := range entries {
 		name := e.Name()
 		if !strings.HasSuffix(name, ".jsonl") {
 			continue
 		}
 		path := filepath.Join(dir, name)
-		if !completeStream(path) {
-			incomplete = append(incomplete, path)
+		s := completeStream(path)
+		if s == nil {
+			t.Incomplete = append(t.Incomplete, path)
 			continue
 		}
-		if strings.HasPrefix(name, "rank-") {
-			ranks = append(ranks, path)
-		} else {
-			singles = append(singles, path)
+		procs = append(procs, proc{path: path, ranked: strings.HasPrefix(name, "rank-"), rank: s.Meta.Rank, pid: s.Meta.PID, world: s.Meta.WorldSize})
+	}
+	if len(procs) == 0 {
+		return nil
+	}
+	slices.SortFunc(procs, func(a, b proc) int {
+		switch {
+		case a.ranked && !b.ranked:
+			return -1
+		case !a.ranked && b.ranked:
+			return 1
+		case a.rank != b.rank:
+			return a.rank - b.rank
 		}
+		return a.pid - b.pid
+	})
+	paths := make([]string, len(procs))
+	asRanks := true // the streams are the ranks 0..n-1 of one world
+	for k, p := range procs {
+		paths[k] = p.path
+		asRanks = asRanks && (p.ranked || len(procs) == 1) && p.rank == k && p.world == len(procs)
 	}
-	var runs []*Collected
-	groups := [][]string{}
-	if len(ranks) > 0 {
-		groups = append(groups, ranks)
-	}
-	for _, s := range singles {
-		groups = append(groups, []string{s})
-	}
-	for _, g := range groups {
-		c, err := Collect(opt.Out, opt.Case, TraceVariant, g, opt.Spike, opt.Tool, append([]string{"gcjitter", "trace", "--"}, opt.Command...))
-		if err != nil {
-			return runs, incomplete, err
+	if !asRanks {
+		if paths, err = asProcesses(dir, paths); err != nil {
+			return err
 		}
-		runs = append(runs, c)
+		t.Processes = len(paths)
 	}
-	return runs, incomplete, nil
+	c, err := Collect(opt.Out, opt.Case, TraceVariant, paths, opt.Spike, opt.Tool, append([]string{"gcjitter", "trace", "--"}, opt.Command...))
+	if err != nil {
+		return err
+	}
+	t.Runs = append(t.Runs, c)
+	return recordTraceCommand(opt.Out, opt.Case, opt.Command)
 }
 
-// completeStream: the stream has a meta and an end record.
-func completeStream(path string) bool {
+// asProcesses writes copies of the streams as processes 0..n-1 of one
+// run (process-K.jsonl under dir/job): the meta's rank and world size
+// rewritten, a note naming the process it was. The originals stay.
+func asProcesses(dir string, paths []string) ([]string, error) {
+	jobDir := filepath.Join(dir, "job")
+	if err := os.MkdirAll(jobDir, 0o755); err != nil {
+		return nil, err
+	}
+	out := make([]string, len(paths))
+	for k, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		first, rest, _ := bytes.Cut(data, []byte("\n"))
+		var meta map[string]json.RawMessage
+		if err := json.Unmarshal(first, &meta); err != nil {
+			return nil, &results.InputError{Msgs: []string{fmt.Sprintf("%s:1: %v", p, err)}}
+		}
+		var notes []string
+		json.Unmarshal(meta["notes"], &notes)
+		var pid, rank int
+		json.Unmarshal(meta["pid"], &pid)
+		json.Unmarshal(meta["rank"], &rank)
+		who := fmt.Sprintf("pid %d", pid)
+		if strings.HasPrefix(filepath.Base(p), "rank-") {
+			who += fmt.Sprintf(", RANK %d", rank)
+		}
+		notes = append(notes, fmt.Sprintf("process %d of %d of the job: %s (%s)", k, len(paths), who, filepath.Base(p)))
+		meta["notes"], _ = json.Marshal(notes)
+		meta["rank"], _ = json.Marshal(k)
+		meta["world_size"], _ = json.Marshal(len(paths))
+		line, err := json.Marshal(meta)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = filepath.Join(jobDir, fmt.Sprintf("process-%d.jsonl", k))
+		if err := atomicfile.Write(out[k], append(append(line, '\n'), rest...), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// readStatuses reads the processes' status-PID.json files, by pid.
+func readStatuses(dir string) []TraceStatus {
+	files, _ := filepath.Glob(filepath.Join(dir, "status-*.json"))
+	var out []TraceStatus
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		var st TraceStatus
+		if json.Unmarshal(data, &st) == nil {
+			out = append(out, st)
+		}
+	}
+	slices.SortFunc(out, func(a, b TraceStatus) int { return a.PID - b.PID })
+	return out
+}
+
+// tracerEnv is gcjitter's environment with the tracer's directory first
+// on PYTHONPATH and no GCJITTER_TRACE_ setting of its own.
+func tracerEnv(tracerDir string) []string {
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, "PYTHONPATH=") || strings.HasPrefix(kv, "GCJITTER_TRACE_")
+	})
+	pythonPath := tracerDir
+	if old := os.Getenv("PYTHONPATH"); old != "" {
+		pythonPath += string(os.PathListSeparator) + old
+	}
+	return append(env, "PYTHONPATH="+pythonPath)
+}
+
+// checkStepFn asks the job's interpreter whether the -step-fn's module
+// and function are there, from their source, before the job starts (and
+// before anything is written to the results directory).
+func checkStepFn(ctx context.Context, opt TraceOptions) error {
+	tmp, err := os.MkdirTemp("", "gcjitter-check-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if err := bench.WriteTracer(tmp); err != nil {
+		return err
+	}
+	env := tracerEnv(tmp)
+	py, script := jobPython(opt.Command)
+	if py == "" {
+		if py, err = FindPython(ctx, "", false); err != nil {
+			return nil // the job's own interpreter decides; the patch reports
+		}
+	}
+	if script != "" {
+		script, _ = filepath.Abs(script)
+	}
+	c := exec.CommandContext(ctx, py, "-c", "import gcjitter_trace; gcjitter_trace._check_main()", opt.StepFn, script)
+	c.Env = env
+	var out, errOut bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errOut
+	err = c.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &exit) && exit.ExitCode() == 1 && out.Len() > 0:
+		return &StepFnError{Spec: opt.StepFn, Missing: strings.TrimSpace(out.String())}
+	}
+	// The check itself failed: the job runs, and the patch at import says
+	// what it finds.
+	fmt.Fprintf(opt.Stderr, "gcjitter trace: -step-fn %s could not be checked before the start (%v): %s\n", opt.StepFn, err, lastLine(errOut.String()))
+	return nil
+}
+
+// jobPython is the job's interpreter, when the command starts one
+// (python, python3.11, a path to one), and its script: the first .py
+// argument, which torchrun's command names too.
+func jobPython(command []string) (python, script string) {
+	if base := filepath.Base(command[0]); strings.HasPrefix(base, "python") && strings.Trim(base[len("python"):], "0123456789.") == "" {
+		python = command[0]
+	}
+	for _, a := range command[1:] {
+		if strings.HasSuffix(a, ".py") {
+			return python, a
+		}
+	}
+	return python, ""
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	return s[strings.LastIndexByte(s, '\n')+1:]
+}
+
+// completeStream: the stream, when it has a meta and an end record.
+func completeStream(path string) *bench.Stream {
 	f, err := os.Open(path)
 	if err != nil {
-		return false
+		return nil
 	}
 	defer f.Close()
 	s, err := bench.ReadStream(f, path)
-	return err == nil && s.Meta != nil && s.Complete() && len(s.Problems) == 0
+	if err == nil && s.Meta != nil && s.Complete() && len(s.Problems) == 0 {
+		return s
+	}
+	return nil
 }

@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/gcjitter/gcjitter/internal/cli"
@@ -18,7 +18,7 @@ func cmdTrace(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := flag.NewFlagSet("gcjitter trace", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("o", "", "results directory to add the traced run to (created if needed)")
-	caseName := fs.String("case", "", "case name of the run (default: the script's name)")
+	caseName := fs.String("case", "", "case name of the run (default: the script's name, or its directory and name when another script has that case in DIR)")
 	steps := fs.Int("steps", 0, "steps to record after the warm-up (0: until the job ends); the job runs on untraced")
 	warmup := fs.Int("warmup", 2, "leading steps recorded as warm-up (left out of the figures)")
 	stepFn := fs.String("step-fn", "", "a step ends when this function returns, `module:qualname` (default: the optimizer's step; or the script calls gcjitter_step())")
@@ -33,8 +33,10 @@ every collection in it, in the worker's record stream, one stream per rank
 under torchrun. A step ends when the optimizer's step returns, or the
 function -step-fn names, or where the script calls gcjitter_step().
 The job's standard streams pass through; gcjitter's own lines go to
-standard error. Exit status: the job's; 3 when the job succeeded but no
-step was recorded.
+standard error. Several optimizers stepping in turn (a GAN) make one step
+per cycle, ending at the last of them. Exit status: the job's; 2 when
+-step-fn names what is not there or the case holds another command's runs
+(before the job starts); 3 when the job succeeded but no step was recorded.
 
 `)
 		fs.PrintDefaults()
@@ -56,40 +58,41 @@ step was recorded.
 		return err
 	}
 	command := fs.Args()
-	if *caseName == "" {
-		*caseName = traceCaseName(command)
-	}
-	tr, err := runner.Trace(ctx, runner.TraceOptions{Out: *out, Case: *caseName, Command: command, Steps: *steps, Warmup: *warmup,
-		StepFn: *stepFn, Spike: rule, Tool: cli.Version(), Stdin: os.Stdin, Stdout: stdout, Stderr: stderr})
+	name, err := runner.TraceCaseName(*out, *caseName, command)
 	if err != nil {
-		if tr == nil {
-			return cli.Usagef("%v", err)
-		}
-		return cli.InfraError(err)
+		return cli.Usagef("%v", err)
+	}
+	tr, err := runner.Trace(ctx, runner.TraceOptions{Out: *out, Case: name, Command: command, Steps: *steps, Warmup: *warmup,
+		StepFn: *stepFn, Spike: rule, Tool: cli.Version(), Stdin: os.Stdin, Stdout: stdout, Stderr: stderr})
+	var bad *runner.StepFnError
+	switch {
+	case errors.As(err, &bad):
+		return cli.Usagef("%v", err)
+	case err != nil && tr == nil:
+		return cli.Usagef("%v", err)
 	}
 	for _, p := range tr.Incomplete {
 		fmt.Fprintf(stderr, "gcjitter trace: %s: the process did not finish recording (the job stopped?); kept, not added\n", p)
 	}
 	for _, c := range tr.Runs {
-		fmt.Fprintf(stderr, "gcjitter trace: %s: %d ranks x %d steps, p50 %s, p99 %s, collections gen0/gen1/gen2 %d/%d/%d -> %s\n",
-			c.Run.ID, c.Run.Ranks, c.Summary.Steps, stats.MS(c.Summary.P50), stats.MS(c.Summary.P99),
+		who := fmt.Sprintf("%d ranks", c.Run.Ranks)
+		if tr.Processes > 0 {
+			who = fmt.Sprintf("%d processes", tr.Processes)
+		}
+		fmt.Fprintf(stderr, "gcjitter trace: %s: %s x %d steps, p50 %s, p99 %s, collections gen0/gen1/gen2 %d/%d/%d -> %s\n",
+			c.Run.ID, who, c.Summary.Steps, stats.MS(c.Summary.P50), stats.MS(c.Summary.P99),
 			c.Summary.Collections[0], c.Summary.Collections[1], c.Summary.Collections[2], *out)
 	}
-	if tr.ExitCode != 0 {
-		return cli.Silent(tr.ExitCode)
+	for _, l := range tr.Account(*stepFn) {
+		fmt.Fprintf(stderr, "gcjitter trace: %s\n", l)
 	}
-	if len(tr.Runs) == 0 {
-		return cli.InfraError(fmt.Errorf("the job ended without a recorded step: no optimizer step was seen; name the step function with -step-fn module:qualname or call gcjitter_step() at the end of each step"))
+	switch {
+	case err != nil:
+		return cli.InfraError(err)
+	case tr.ExitCode != 0:
+		return cli.Silent(tr.ExitCode)
+	case len(tr.Runs) == 0:
+		return cli.Silent(cli.Infra)
 	}
 	return nil
-}
-
-// traceCaseName names a traced run by its script: train.py -> train.
-func traceCaseName(command []string) string {
-	for _, a := range command {
-		if strings.HasSuffix(a, ".py") {
-			return strings.TrimSuffix(filepath.Base(a), ".py")
-		}
-	}
-	return "traced"
 }

@@ -1,0 +1,141 @@
+package runner
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/gcjitter/gcjitter/internal/atomicfile"
+	"github.com/gcjitter/gcjitter/results"
+)
+
+// traceCommandsFile, under a results directory's trace/, records the
+// command each traced case was traced from, so that two scripts never
+// become runs of one case.
+const traceCommandsFile = "commands.json"
+
+// JobIdentity is what makes two traced commands the same job: the script
+// (absolute) and what follows it; the interpreter or launcher before it
+// is not part of it (python3 and /usr/bin/python3 trace the same job).
+// A command without a script is compared whole.
+func JobIdentity(command []string) string {
+	for i, a := range command {
+		if strings.HasSuffix(a, ".py") {
+			abs, err := filepath.Abs(a)
+			if err != nil {
+				abs = a
+			}
+			return strings.Join(append([]string{abs}, command[i+1:]...), " ")
+		}
+		if a == "-m" && i+1 < len(command) {
+			return strings.Join(command[i:], " ")
+		}
+	}
+	return strings.Join(command, " ")
+}
+
+// TraceCaseName is the case a traced command's run goes to in the results
+// directory out. Named (-case): that case, unless it holds runs of
+// another command. Default: the script's name (train.py: train), or the
+// script's directory and name when that case holds another script's runs
+// (examples/dcgan/main.py: dcgan-main). A case that holds runs not
+// traced from this command is refused, naming both commands.
+func TraceCaseName(out, named string, command []string) (string, error) {
+	id := JobIdentity(command)
+	known, err := readTraceCommands(out)
+	if err != nil {
+		return "", err
+	}
+	var cases []string
+	if m, err := results.ReadManifest(out); err == nil {
+		for _, c := range m.Cases {
+			cases = append(cases, c.Name)
+		}
+	}
+	// free: the case is new, or holds this job's runs only.
+	free := func(name string) (bool, string) {
+		if other, ok := known[name]; ok {
+			return other == id, other
+		}
+		if slices.Contains(cases, name) {
+			return false, "(not traced by gcjitter trace, or traced before commands were recorded)"
+		}
+		return true, ""
+	}
+	refuse := func(name, other string) error {
+		return fmt.Errorf("case %q in %s holds runs of another command:\n  %s\nnot of\n  %s\nname this one's case with -case NAME, or trace it into another -o directory", name, out, other, id)
+	}
+	if named != "" {
+		if ok, other := free(named); !ok {
+			return "", refuse(named, other)
+		}
+		return named, nil
+	}
+	stem, parent := scriptNames(command)
+	ok, other := free(stem)
+	if ok {
+		return stem, nil
+	}
+	if parent != "" {
+		if ok, _ := free(parent + "-" + stem); ok {
+			return parent + "-" + stem, nil
+		}
+	}
+	return "", refuse(stem, other)
+}
+
+// scriptNames are the traced script's name and its directory's
+// (examples/dcgan/main.py: main, dcgan; -m pkg.train: train, pkg).
+func scriptNames(command []string) (stem, parent string) {
+	for i, a := range command {
+		if strings.HasSuffix(a, ".py") {
+			abs, err := filepath.Abs(a)
+			if err != nil {
+				abs = a
+			}
+			return strings.TrimSuffix(filepath.Base(abs), ".py"), filepath.Base(filepath.Dir(abs))
+		}
+		if a == "-m" && i+1 < len(command) {
+			parts := strings.Split(command[i+1], ".")
+			if len(parts) > 1 {
+				return parts[len(parts)-1], parts[len(parts)-2]
+			}
+			return parts[0], ""
+		}
+	}
+	return TraceVariant, ""
+}
+
+func readTraceCommands(out string) (map[string]string, error) {
+	path := filepath.Join(out, "trace", traceCommandsFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string]string{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	known := map[string]string{}
+	if err := json.Unmarshal(data, &known); err != nil {
+		return nil, &results.InputError{Msgs: []string{fmt.Sprintf("%s: %v: remove it to trace into %s again (it only names the command of each traced case)", path, err, out)}}
+	}
+	return known, nil
+}
+
+// recordTraceCommand notes that caseName's runs are command's.
+func recordTraceCommand(out, caseName string, command []string) error {
+	known, err := readTraceCommands(out)
+	if err != nil {
+		return err
+	}
+	known[caseName] = JobIdentity(command)
+	data, err := json.MarshalIndent(known, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(filepath.Join(out, "trace", traceCommandsFile), append(data, '\n'), 0o644)
+}
