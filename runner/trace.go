@@ -73,6 +73,8 @@ type Traced struct {
 	// (torch.multiprocessing's processes), how many became the run's
 	// processes; 0 otherwise.
 	Processes int
+	// collectFailed: the streams could not be added (the error says why).
+	collectFailed bool
 }
 
 // Account is gcjitter's word on a trace beside its runs' lines: what
@@ -88,9 +90,10 @@ func (t *Traced) Account(stepFn string) []string {
 	var where []string
 	calls, seen, patchFailed := 0, false, false
 	for _, st := range t.Status {
-		if len(st.Optimizers) > 1 && st.EndAt != "" && stepFn == "" && !st.Explicit {
+		inTurn := slices.DeleteFunc(slices.Clone(st.Optimizers), func(o string) bool { return slices.Contains(st.Late, o) })
+		if len(inTurn) > 1 && st.EndAt != "" && stepFn == "" && !st.Explicit {
 			add("%d optimizers step in turn (%s): one step per cycle, ending at %s's step; -step-fn to choose otherwise",
-				len(st.Optimizers)-len(st.Late), strings.Join(slices.DeleteFunc(slices.Clone(st.Optimizers), func(o string) bool { return slices.Contains(st.Late, o) }), ", "), st.EndAt)
+				len(inTurn), strings.Join(inTurn, ", "), st.EndAt)
 		}
 		if len(st.Late) > 0 && stepFn == "" && !st.Explicit {
 			add("%s first stepped after the steps had begun: a later phase, not a step's end (steps end at %s's step)", strings.Join(st.Late, ", "), st.EndAt)
@@ -105,7 +108,7 @@ func (t *Traced) Account(stepFn string) []string {
 		}
 		seen = seen || st.Marker != ""
 	}
-	if len(t.Runs) == 0 {
+	if len(t.Runs) == 0 && !t.collectFailed {
 		mod, qual, _ := strings.Cut(stepFn, ":")
 		switch {
 		case patchFailed:
@@ -207,6 +210,7 @@ func Trace(ctx context.Context, opt TraceOptions) (*Traced, error) {
 	out := &Traced{Streams: streams, ExitCode: exitCode(cmd, waitErr)}
 	out.Status = readStatuses(streams)
 	err := collectTraced(opt, out)
+	out.collectFailed = err != nil
 	return out, err
 }
 

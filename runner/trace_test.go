@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gcjitter/gcjitter/bench"
 )
 
 // interruptible is a job that marks steps, says when it has 20, and
@@ -132,4 +135,21 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// The tracer reads the environment Trace sets under the same names.
+func TestTracerEnvAgrees(t *testing.T) {
+	dir := t.TempDir()
+	if err := bench.WriteTracer(dir); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(dir, "gcjitter_trace.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for py, goName := range map[string]string{"DIR_ENV": TraceDirEnv, "STEPS_ENV": TraceStepsEnv, "WARMUP_ENV": TraceWarmupEnv, "STEP_FN_ENV": TraceStepFnEnv} {
+		if want := fmt.Sprintf("%s = %q\n", py, goName); !strings.Contains(string(src), want) {
+			t.Errorf("tracer.py lacks %q", want)
+		}
+	}
 }
