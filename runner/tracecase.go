@@ -42,8 +42,9 @@ func JobIdentity(command []string) string {
 // directory out. Named (-case): that case, unless it holds runs of
 // another command. Default: the script's name (train.py: train), or the
 // script's directory and name when that case holds another script's runs
-// (examples/dcgan/main.py: dcgan-main). A case that holds runs not
-// traced from this command is refused, naming both commands.
+// or the name is only an entry point's (examples/dcgan/main.py:
+// dcgan-main). A case that holds runs not traced from this command is
+// refused, naming both commands.
 func TraceCaseName(out, named string, command []string) (string, error) {
 	id := JobIdentity(command)
 	known, err := readTraceCommands(out)
@@ -76,17 +77,26 @@ func TraceCaseName(out, named string, command []string) (string, error) {
 		return named, nil
 	}
 	stem, parent := scriptNames(command)
-	ok, other := free(stem)
-	if ok {
-		return stem, nil
-	}
+	names := []string{stem}
 	if parent != "" {
-		if ok, _ := free(parent + "-" + stem); ok {
-			return parent + "-" + stem, nil
+		names = append(names, parent+"-"+stem)
+		if slices.Contains(entryPointNames, stem) {
+			names = names[1:]
 		}
 	}
-	return "", refuse(stem, other)
+	for _, name := range names {
+		if ok, _ := free(name); ok {
+			return name, nil
+		}
+	}
+	_, other := free(names[0])
+	return "", refuse(names[0], other)
 }
+
+// entryPointNames are script names that say nothing of the job (every
+// pytorch/examples script is main.py): such a script's case is named by
+// its directory too from the start.
+var entryPointNames = []string{"main", "__main__"}
 
 // scriptNames are the traced script's name and its directory's
 // (examples/dcgan/main.py: main, dcgan; -m pkg.train: train, pkg).
