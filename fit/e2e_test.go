@@ -87,6 +87,10 @@ func TestTraceFitReproduce(t *testing.T) {
 			if target.Period() == 0 || target.Gen[2] < 3 {
 				t.Errorf("the script must have a period to reproduce: %d full collections", target.Gen[2])
 			}
+			// Full collections of 70-100 ms on 0.5 ms steps are its tail.
+			if !target.Tail.Explained() {
+				t.Errorf("the full collections are this script's tail, yet: %s", target.Tail)
+			}
 		})
 	}
 }
