@@ -175,6 +175,10 @@ func Fit(ctx context.Context, target Schedule, run Runner, logf func(string, ...
 	// depend on it.
 	if best.Got.NoGCP50 > 0 {
 		best.WaitMS = math.Round(math.Max(0, best.WaitMS+(target.NoGCP50-best.Got.NoGCP50)/1e6)*1000) / 1000
+		if best.WaitMS != wait { // the story says the wait the case has
+			r.Story = append(r.Story, fmt.Sprintf("step time, corrected: a %.3f ms wait (the final knobs' steps without a collection took %.3f ms with %.3f)",
+				best.WaitMS, best.Got.NoGCP50/1e6, wait))
+		}
 	}
 	r.Best = best
 	return r, nil
