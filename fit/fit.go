@@ -42,9 +42,10 @@ func (g Garbage) PerStep() float64 {
 
 // GarbageFor is the garbage closest to perStep tracked objects per step:
 // rings of Objects every step where that is minCycles rings or more;
-// below, rings of one object on one step in Every. A job that collects a
-// few times per 1000 steps makes about one object per step, less than one
-// ring of Objects (5.3 young collections per 1000 steps, measured).
+// below, self-referencing objects (rings of one) on one step in Every. A
+// job that collects a few times per 1000 steps makes about one object per
+// step, less than one ring of Objects (5.3 young collections per 1000
+// steps, measured).
 func GarbageFor(perStep float64) Garbage {
 	switch {
 	case perStep <= 0:
