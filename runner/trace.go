@@ -64,8 +64,9 @@ type Traced struct {
 	Runs     []*Collected
 	// Incomplete are streams of processes that did not finish recording
 	// (the job died): kept in Streams, not added as runs.
-	Incomplete []string
-	Streams    string // where the job's processes wrote their streams
+	Incomplete      []string
+	IncompleteSteps int    // the steps those streams hold
+	Streams         string // where the job's processes wrote their streams
 	// Status is what each process that stepped an optimizer or met the
 	// step function said at its exit (status-PID.json), by pid.
 	Status []TraceStatus
@@ -88,7 +89,7 @@ func (t *Traced) Account(stepFn string) []string {
 		}
 	}
 	var where []string
-	calls, seen, patchFailed := 0, false, false
+	calls, seen, failed := 0, false, false
 	for _, st := range t.Status {
 		inTurn := slices.DeleteFunc(slices.Clone(st.Optimizers), func(o string) bool { return slices.Contains(st.Late, o) })
 		if len(inTurn) > 1 && st.EndAt != "" && stepFn == "" && !st.Explicit {
@@ -98,9 +99,13 @@ func (t *Traced) Account(stepFn string) []string {
 		if len(st.Late) > 0 && stepFn == "" && !st.Explicit {
 			add("%s first stepped after the steps had begun: a later phase, not a step's end (steps end at %s's step)", strings.Join(st.Late, ", "), st.EndAt)
 		}
+		if st.TracerError != "" {
+			add("the tracer did not start in process %d (%s): it recorded nothing", st.PID, st.TracerError)
+			failed = true
+		}
 		if st.StepFnError != "" {
 			add("-step-fn %s: %s (process %d): it marked no step there", stepFn, st.StepFnError, st.PID)
-			patchFailed = true
+			failed = true
 		}
 		if st.StepFnWhere != "" {
 			where = append(where, st.StepFnWhere)
@@ -108,10 +113,10 @@ func (t *Traced) Account(stepFn string) []string {
 		}
 		seen = seen || st.Marker != ""
 	}
-	if len(t.Runs) == 0 && !t.collectFailed {
+	if len(t.Runs) == 0 && !t.collectFailed && len(t.Incomplete) == 0 {
 		mod, qual, _ := strings.Cut(stepFn, ":")
 		switch {
-		case patchFailed:
+		case failed:
 		case stepFn != "" && len(where) > 0 && calls == 0:
 			add("-step-fn %s (%s) never ran: the job never called it; name the function that runs once per training step", stepFn, where[0])
 		case stepFn != "" && len(where) > 0:
@@ -130,6 +135,9 @@ func (t *Traced) Account(stepFn string) []string {
 		held := "none"
 		for _, c := range t.Runs {
 			held = fmt.Sprintf("%d measured steps (%s)", c.Summary.Steps, c.Run.ID)
+		}
+		if len(t.Incomplete) > 0 {
+			held += fmt.Sprintf(" complete; %d steps in streams that did not finish, kept in %s", t.IncompleteSteps, t.Streams)
 		}
 		by := ""
 		if t.ExitCode > 128 && t.ExitCode < 128+65 {
@@ -155,6 +163,8 @@ type TraceStatus struct {
 	StepFnCalls int      `json:"step_fn_calls"`
 	StepFnError string   `json:"step_fn_error"`
 	Explicit    bool     `json:"explicit"`
+	// TracerError: the tracer failed to start (trace_site.py says why).
+	TracerError string `json:"tracer_error"`
 }
 
 // StepFnError is a -step-fn that names what is not there, found before
@@ -315,9 +325,12 @@ func collectTraced(opt TraceOptions, t *Traced) error {
 			continue
 		}
 		path := filepath.Join(dir, name)
-		s := completeStream(path)
-		if s == nil {
+		s, complete := readTraceStream(path)
+		if !complete {
 			t.Incomplete = append(t.Incomplete, path)
+			if s != nil {
+				t.IncompleteSteps += len(s.Steps)
+			}
 			continue
 		}
 		procs = append(procs, proc{path: path, ranked: strings.HasPrefix(name, "rank-"), rank: s.Meta.Rank, pid: s.Meta.PID, world: s.Meta.WorldSize})
@@ -491,16 +504,17 @@ func lastLine(s string) string {
 	return s[strings.LastIndexByte(s, '\n')+1:]
 }
 
-// completeStream: the stream, when it has a meta and an end record.
-func completeStream(path string) *bench.Stream {
+// readTraceStream reads a stream and says whether it is complete (a meta
+// and an end record); s is nil when it cannot be read at all.
+func readTraceStream(path string) (s *bench.Stream, complete bool) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil
+		return nil, false
 	}
 	defer f.Close()
-	s, err := bench.ReadStream(f, path)
-	if err == nil && s.Meta != nil && s.Complete() && len(s.Problems) == 0 {
-		return s
+	s, err = bench.ReadStream(f, path)
+	if err != nil {
+		return nil, false
 	}
-	return nil
+	return s, s.Meta != nil && s.Complete() && len(s.Problems) == 0
 }
