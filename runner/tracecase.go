@@ -52,10 +52,15 @@ func TraceCaseName(out, named string, command []string) (string, error) {
 		return "", err
 	}
 	var cases []string
-	if m, err := results.ReadManifest(out); err == nil {
+	m, err := results.ReadManifest(out)
+	switch {
+	case err == nil:
 		for _, c := range m.Cases {
 			cases = append(cases, c.Name)
 		}
+	case !errors.Is(err, os.ErrNotExist):
+		// Found now, not after the job has run.
+		return "", &results.InputError{Msgs: []string{err.Error()}}
 	}
 	// free: the case is new, or holds this job's runs only.
 	free := func(name string) (bool, string) {
