@@ -464,7 +464,7 @@ func checkStepFn(ctx context.Context, opt TraceOptions) error {
 		}
 	}
 	if script != "" {
-		script, _ = filepath.Abs(script)
+		script = absPath(script)
 	}
 	c := exec.CommandContext(ctx, py, "-c", "import gcjitter_trace; gcjitter_trace._check_main()", opt.StepFn, script)
 	c.Env = env
@@ -485,18 +485,15 @@ func checkStepFn(ctx context.Context, opt TraceOptions) error {
 }
 
 // jobPython is the job's interpreter, when the command starts one
-// (python, python3.11, a path to one), and its script: the first .py
-// argument, which torchrun's command names too.
+// (python, python3.11, a path to one), and its script (jobScript's .py).
 func jobPython(command []string) (python, script string) {
 	if base := filepath.Base(command[0]); strings.HasPrefix(base, "python") && strings.Trim(base[len("python"):], "0123456789.") == "" {
 		python = command[0]
 	}
-	for _, a := range command[1:] {
-		if strings.HasSuffix(a, ".py") {
-			return python, a
-		}
+	if i, module := jobScript(command); i >= 0 && !module {
+		script = command[i]
 	}
-	return python, ""
+	return python, script
 }
 
 func lastLine(s string) string {

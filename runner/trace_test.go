@@ -153,3 +153,30 @@ func TestTracerEnvAgrees(t *testing.T) {
 		}
 	}
 }
+
+// Default case names and job identities, from the command alone (the
+// txtar runs the refusals): the interpreter or launcher is not the job.
+func TestTraceCaseNameDefaults(t *testing.T) {
+	out := t.TempDir()
+	for _, c := range []struct {
+		command []string
+		want    string
+	}{
+		{[]string{"python3", "train.py", "--epochs", "1"}, "train"},
+		{[]string{"torchrun", "--nproc_per_node", "2", "examples/dcgan/main.py"}, "dcgan-main"},
+		{[]string{"python3", "-m", "pkg.train", "-x"}, "train"},
+		{[]string{"python3", "-m", "__main__"}, "__main__"},
+		{[]string{"python3", "-c", "print(1)"}, TraceVariant},
+	} {
+		got, err := TraceCaseName(out, "", c.command)
+		if err != nil || got != c.want {
+			t.Errorf("TraceCaseName(%q) = %q, %v; want %q", c.command, got, err, c.want)
+		}
+	}
+	if a, b := JobIdentity([]string{"python3", "train.py", "-x"}), JobIdentity([]string{"/usr/bin/python3", "./train.py", "-x"}); a != b {
+		t.Errorf("one script, two interpreters: %q and %q", a, b)
+	}
+	if a, b := JobIdentity([]string{"python3", "a/main.py"}), JobIdentity([]string{"python3", "b/main.py"}); a == b {
+		t.Errorf("two scripts, one identity %q", a)
+	}
+}

@@ -23,19 +23,36 @@ const traceCommandsFile = "commands.json"
 // is not part of it (python3 and /usr/bin/python3 trace the same job).
 // A command without a script is compared whole.
 func JobIdentity(command []string) string {
+	switch i, module := jobScript(command); {
+	case i < 0:
+		return strings.Join(command, " ")
+	case module:
+		return strings.Join(command[i-1:], " ")
+	default:
+		return strings.Join(append([]string{absPath(command[i])}, command[i+1:]...), " ")
+	}
+}
+
+// jobScript is where a traced command names its script: the first .py
+// argument (python train.py, torchrun ... train.py), or the module after
+// -m (module true); -1 when it names neither.
+func jobScript(command []string) (i int, module bool) {
 	for i, a := range command {
 		if strings.HasSuffix(a, ".py") {
-			abs, err := filepath.Abs(a)
-			if err != nil {
-				abs = a
-			}
-			return strings.Join(append([]string{abs}, command[i+1:]...), " ")
+			return i, false
 		}
 		if a == "-m" && i+1 < len(command) {
-			return strings.Join(command[i:], " ")
+			return i + 1, true
 		}
 	}
-	return strings.Join(command, " ")
+	return -1, false
+}
+
+func absPath(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
 }
 
 // TraceCaseName is the case a traced command's run goes to in the results
@@ -106,23 +123,19 @@ var entryPointNames = []string{"main", "__main__"}
 // scriptNames are the traced script's name and its directory's
 // (examples/dcgan/main.py: main, dcgan; -m pkg.train: train, pkg).
 func scriptNames(command []string) (stem, parent string) {
-	for i, a := range command {
-		if strings.HasSuffix(a, ".py") {
-			abs, err := filepath.Abs(a)
-			if err != nil {
-				abs = a
-			}
-			return strings.TrimSuffix(filepath.Base(abs), ".py"), filepath.Base(filepath.Dir(abs))
+	switch i, module := jobScript(command); {
+	case i < 0:
+		return TraceVariant, ""
+	case module:
+		parts := strings.Split(command[i], ".")
+		if len(parts) > 1 {
+			return parts[len(parts)-1], parts[len(parts)-2]
 		}
-		if a == "-m" && i+1 < len(command) {
-			parts := strings.Split(command[i+1], ".")
-			if len(parts) > 1 {
-				return parts[len(parts)-1], parts[len(parts)-2]
-			}
-			return parts[0], ""
-		}
+		return parts[0], ""
+	default:
+		abs := absPath(command[i])
+		return strings.TrimSuffix(filepath.Base(abs), ".py"), filepath.Base(filepath.Dir(abs))
 	}
-	return TraceVariant, ""
 }
 
 func readTraceCommands(out string) (map[string]string, error) {
