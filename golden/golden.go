@@ -190,7 +190,9 @@ func FromResults(m *results.Manifest, dir, caseName, hostClass string) (*Golden,
 			}
 			vals := map[string]float64{}
 			for _, mt := range stats.Metrics {
-				vals[mt.Name] = mt.Value(*r.Summary)
+				if v, ok := mt.Measured(*r.Summary); ok {
+					vals[mt.Name] = v
+				}
 			}
 			gv.Runs = append(gv.Runs, vals)
 			scheds = append(scheds, scheduleOf(*r.Summary))

@@ -60,7 +60,9 @@ func WriteBench(dir string, m *Manifest) error {
 			file("device", rm.Device)
 		}
 		for _, m := range stats.Metrics {
-			res.Values = append(res.Values, benchfmt.Value{Value: m.Value(*s), Unit: m.Unit})
+			if v, ok := m.Measured(*s); ok {
+				res.Values = append(res.Values, benchfmt.Value{Value: v, Unit: m.Unit})
+			}
 		}
 		if err := w.Write(res); err != nil {
 			return err

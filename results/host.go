@@ -14,6 +14,12 @@ type Host struct {
 	IsolatedCPU string   `json:"isolated_cpus,omitempty"`
 	LoadAvg     float64  `json:"load_avg_1m"`
 	MemTotalKB  int64    `json:"mem_total_kb,omitempty"`
+	// MemLimit is the memory the worker may use, in bytes, and MemLimitFrom
+	// where it came from: the cgroup's limit (v2 memory.max, v1
+	// memory.limit_in_bytes) where it is below MemTotal, else MemTotal.
+	// Time to the limit is reckoned against it unless -mem-limit says.
+	MemLimit     int64  `json:"mem_limit_bytes,omitempty"`
+	MemLimitFrom string `json:"mem_limit_from,omitempty"`
 	GPUs        []string `json:"gpus,omitempty"` // from nvidia-smi or npu-smi
 	Warnings    []string `json:"warnings,omitempty"`
 }

@@ -227,7 +227,11 @@ func loadDir(dir string, spike stats.SpikeRule) (*Data, error) {
 		for _, mt := range stats.Metrics {
 			// Tidy as benchfmt's reader does, so that a directory and a
 			// results.bench file give the same units.
-			v, unit := benchunit.Tidy(mt.Value(s), mt.Unit)
+			v, ok := mt.Measured(s)
+			if !ok {
+				continue // not recorded: the unit is left out, never judged
+			}
+			v, unit := benchunit.Tidy(v, mt.Unit)
 			d.add(name, unit, v)
 			d.Better[unit] = -1
 		}

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -40,6 +42,7 @@ func ProbeHost(ctx context.Context) results.Host {
 			h.MemTotalKB, _ = strconv.ParseInt(f[1], 10, 64)
 		}
 	}
+	h.MemLimit, h.MemLimitFrom = MemLimit("/", h.MemTotalKB<<10)
 	h.GPUs = append(h.GPUs, toolLines(ctx, "nvidia-smi", "--query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,driver_version", "--format=csv,noheader")...)
 	if npu := toolLines(ctx, "npu-smi", "info"); len(npu) > 0 {
 		h.GPUs = append(h.GPUs, "npu-smi: "+strings.Join(npu, " | "))
@@ -55,6 +58,55 @@ func ProbeHost(ctx context.Context) results.Host {
 		h.Warnings = append(h.Warnings, fmt.Sprintf("host is loaded: 1-minute load average %.2f on %d CPUs", h.LoadAvg, h.CPUs))
 	}
 	return h
+}
+
+// MemLimit is the memory this process's cgroup may use, read under root
+// ("/" on a host, a directory laid out like one in tests): cgroup v2's
+// memory.max, else v1's memory.limit_in_bytes, when below memTotal (an
+// unlimited cgroup says "max" or a number near 2^63); else memTotal. from
+// names the source; 0 and "" when nothing is known.
+func MemLimit(root string, memTotal int64) (limit int64, from string) {
+	if memTotal > 0 {
+		limit, from = memTotal, "MemTotal (/proc/meminfo)"
+	}
+	for _, line := range strings.Split(readTrim(filepath.Join(root, "proc/self/cgroup")), "\n") {
+		// v2: "0::/path"; v1: "N:controller,...:/path".
+		f := strings.SplitN(line, ":", 3)
+		if len(f) != 3 {
+			continue
+		}
+		// The cgroup's own directory, else the mount's root (a container
+		// sees its cgroup there); v2 is under unified/ on a hybrid host.
+		var files []string
+		switch {
+		case f[0] == "0" && f[1] == "":
+			for _, mnt := range []string{"sys/fs/cgroup", "sys/fs/cgroup/unified"} {
+				files = append(files, filepath.Join(root, mnt, f[2], "memory.max"), filepath.Join(root, mnt, "memory.max"))
+			}
+		case slices.Contains(strings.Split(f[1], ","), "memory"):
+			mnt := "sys/fs/cgroup/memory"
+			files = append(files, filepath.Join(root, mnt, f[2], "memory.limit_in_bytes"), filepath.Join(root, mnt, "memory.limit_in_bytes"))
+		}
+		var n int64
+		var file string
+		for _, file = range files {
+			if v := readTrim(file); v != "" {
+				n, _ = strconv.ParseInt(v, 10, 64)
+				break
+			}
+		}
+		if n <= 0 || (limit > 0 && n >= limit) {
+			continue // "max", absent, or no tighter than the host
+		}
+		file, _ = filepath.Rel(root, file)
+		file = "/" + file
+		name := "cgroup v2 memory.max"
+		if f[0] != "0" {
+			name = "cgroup v1 memory.limit_in_bytes"
+		}
+		limit, from = n, name+" ("+file+")"
+	}
+	return limit, from
 }
 
 func readTrim(path string) string {

@@ -219,6 +219,24 @@ func Compare(pairs []Pair, opt Options) []*Row {
 	return rows
 }
 
+// atFloorAbs raises a metric's values below its absolute floor to it
+// (Metric.FloorAbs): a growth of -1 MiB and one of +3 MiB per 1000 steps
+// are both "none", and only then is a change relative to them a size.
+func atFloorAbs(metric string, xs []float64) []float64 {
+	m, ok := MetricByName(metric)
+	if !ok || m.FloorAbs == 0 {
+		return xs
+	}
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = x
+		if x < m.FloorAbs {
+			out[i] = m.FloorAbs
+		}
+	}
+	return out
+}
+
 // clean sets aside values no metric can take: non-finite ones, and
 // negative ones (every gcjitter metric is a time, count, rate or share, and
 // a change in percent of a negative baseline means nothing).
@@ -290,8 +308,8 @@ func compareOne(p Pair, alpha, floor, drift float64) *Row {
 	r := &Row{Pair: p, Floor: floor, P: math.NaN(), PAdj: math.NaN(), Change: math.NaN(), ChangeLo: math.NaN(), ChangeHi: math.NaN(),
 		Level: math.NaN(), Spread: math.NaN(), Detectable: math.NaN(), Drift: drift}
 	var w1, w2 []string
-	r.Old, w1 = clean("old", p.Old)
-	r.New, w2 = clean("new", p.New)
+	r.Old, w1 = clean("old", atFloorAbs(p.Metric, p.Old))
+	r.New, w2 = clean("new", atFloorAbs(p.Metric, p.New))
 	r.Warnings = append(w1, w2...)
 	r.OldEst, r.NewEst = estimate(r.Old, 1-alpha), estimate(r.New, 1-alpha)
 	if len(r.Old) == 0 || len(r.New) == 0 {

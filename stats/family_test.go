@@ -34,7 +34,11 @@ func TestSmallSamplesCanDecide(t *testing.T) {
 		for range 100 {
 			var pairs []Pair
 			for _, m := range DefaultPrimary {
-				pairs = append(pairs, Pair{Bench: "b", Metric: m, Old: lognormal(rng, n, 100, 0.03), New: lognormal(rng, n, 200, 0.03)})
+				c := 100.0
+				if mt, _ := MetricByName(m); mt.FloorAbs > 0 {
+					c *= mt.FloorAbs // above the floor that growth under it counts as
+				}
+				pairs = append(pairs, Pair{Bench: "b", Metric: m, Old: lognormal(rng, n, c, 0.03), New: lognormal(rng, n, 2*c, 0.03)})
 			}
 			for _, r := range Compare(pairs, Options{}) {
 				if r.Verdict != Regressed || r.Test != TestTLog {

@@ -25,6 +25,11 @@ type Metric struct {
 	// Floor is the default floor: the smallest relative change worth a
 	// verdict where a case's gate names none (DefaultFloors).
 	Floor float64
+	// FloorAbs, for a slope that sits near zero when nothing is wrong (a
+	// memory growth), is the absolute floor: values below it count as it in
+	// a comparison, since a change relative to a near-zero slope has no
+	// size. Floor is then relative to that.
+	FloorAbs float64
 	// Primary: tested by default (DefaultPrimary); the others are reported
 	// with their change, not tested.
 	Primary bool
@@ -35,7 +40,15 @@ type Metric struct {
 	// counts and the spike rate (a rule against the run's own noise) do
 	// not. docs/compare.md gives the measurement behind the figure.
 	Drift float64
+	// Value is the run's value; NaN where the run did not measure it
+	// (memory a run did not record): not reported, not judged.
 	Value func(RunSummary) float64
+}
+
+// Measured is the run's value of m and whether the run has one.
+func (m Metric) Measured(r RunSummary) (float64, bool) {
+	v := m.Value(r)
+	return v, !math.IsNaN(v)
 }
 
 // MinStepsP999 is the smallest run whose 99.9th percentile has a finite
@@ -62,7 +75,25 @@ var Metrics = []Metric{
 	{Name: "gen0-pause", Unit: "gen0-max-pause-ns", LengthBiased: true, Floor: 0.05, Drift: HostDrift, Value: func(r RunSummary) float64 { return r.MaxPauseNS[0] }},
 	{Name: "gen1-pause", Unit: "gen1-max-pause-ns", LengthBiased: true, Floor: 0.05, Drift: HostDrift, Value: func(r RunSummary) float64 { return r.MaxPauseNS[1] }},
 	{Name: "gen2-pause", Unit: "gen2-max-pause-ns", LengthBiased: true, Floor: 0.03, Primary: true, Drift: HostDrift, Value: func(r RunSummary) float64 { return r.MaxPauseNS[2] }},
+	// Memory, the price of a calm tail: a policy that collects less keeps
+	// cyclic garbage alive. The peak grows with the run's length.
+	{Name: "rss-peak", Unit: "rss-peak-bytes", LengthBiased: true, Floor: 0.10, Value: func(r RunSummary) float64 { return memValue(r.RSS, false) }},
+	{Name: "rss-growth", Unit: RSSGrowthUnit, Floor: RSSGrowthFloor, FloorAbs: RSSGrowthFloorAbs, Primary: true, Value: func(r RunSummary) float64 { return memValue(r.RSS, true) }},
+	{Name: "dev-mem-peak", Unit: "dev-mem-peak-bytes", LengthBiased: true, Floor: 0.10, Value: func(r RunSummary) float64 { return memValue(r.DevMem, false) }},
+	{Name: "dev-mem-growth", Unit: "dev-mem-growth-bytes/kstep", Floor: RSSGrowthFloor, FloorAbs: RSSGrowthFloorAbs, Value: func(r RunSummary) float64 { return memValue(r.DevMem, true) }},
 }
+
+// RSSGrowthUnit is the unit of the host memory growth in results.bench.
+const RSSGrowthUnit = "rss-growth-bytes/kstep"
+
+// The floors of memory growth: growth under 16 MiB per 1000 steps counts
+// as none (a 16 GiB host lasts a million steps at it), and above that a
+// change must exceed 25%. docs/compare.md gives the A/A and planted-leak
+// measurements behind them.
+const (
+	RSSGrowthFloorAbs = 16 << 20
+	RSSGrowthFloor    = 0.25
+)
 
 func perK(n, steps int) float64 {
 	if steps == 0 {

@@ -70,6 +70,11 @@ type RunSummary struct {
 	OverWorstRank     float64 `json:",omitempty"`
 	StragglerInGC     int     `json:",omitempty"`
 	UnscheduledSpikes int     `json:",omitempty"`
+	// RSS is the worker's resident set, DevMem its device memory
+	// (memory_allocated), over the measured steps; nil where not recorded
+	// (summaries written before they existed, device memory on a CPU).
+	RSS    *Mem `json:",omitempty"`
+	DevMem *Mem `json:",omitempty"`
 }
 
 // Summarize summarises the measured steps of s; rule says which are
@@ -92,6 +97,8 @@ type Summarizer struct {
 	r       RunSummary
 	total   float64
 	inPause float64
+	rss     memTrack
+	devMem  memTrack
 }
 
 const (
@@ -107,6 +114,8 @@ func (sm *Summarizer) Add(st *bench.Step) {
 	d := float64(st.DurationNS)
 	sm.durs = append(sm.durs, d)
 	sm.total += d
+	sm.rss.add(len(sm.durs)-1, st.RSS)
+	sm.devMem.add(len(sm.durs)-1, st.DeviceMem)
 	var in uint8
 	pause := 0.0
 	for _, e := range st.GC {
@@ -135,6 +144,7 @@ func (sm *Summarizer) Add(st *bench.Step) {
 func (sm *Summarizer) Result(rule SpikeRule) RunSummary {
 	r := sm.r
 	r.Steps = len(sm.durs)
+	r.RSS, r.DevMem = sm.rss.result(), sm.devMem.result()
 	if r.Steps == 0 {
 		return r
 	}

@@ -1,0 +1,109 @@
+package stats
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gcjitter/gcjitter/bench"
+)
+
+// memRun summarises n measured steps (after warm warm-up steps) whose RSS
+// is base + slope*i plus a collector's sawtooth of the given amplitude and
+// period and a few large jumps, none on the device.
+func memRun(rng *rand.Rand, warm, n int, slope, saw float64, period int) RunSummary {
+	var sm Summarizer
+	for i := range warm + n {
+		v := int64(5 << 30) // warm-up at a level the slope must not see
+		if i >= warm {
+			k := i - warm
+			y := 300e6 + slope*float64(k) + saw*float64(k%period)/float64(period) + rng.NormFloat64()*1e5
+			if rng.IntN(100) == 0 {
+				y += 50e6 // an arena mapped, a page-in
+			}
+			v = int64(y)
+		}
+		sm.Add(&bench.Step{Index: i, Warmup: i < warm, DurationNS: 1e6, RSS: &v})
+	}
+	return sm.Result(SpikeRule{})
+}
+
+func TestRSSGrowthIsTheTrendNotTheSawtooth(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, tc := range []struct {
+		name        string
+		n           int
+		slope, saw  float64 // bytes per step; sawtooth amplitude
+		wantPerK    float64
+		tolPerKStep float64
+	}{
+		// A sawtooth leans a little (TheilSen), under the absolute floor.
+		{"flat sawtooth", 600, 0, 40e6, 0, RSSGrowthFloorAbs},
+		{"ramp", 600, 3e6, 0, 3e9, 30e6},
+		{"ramp with sawtooth", 600, 1e6, 20e6, 1e9, 40e6},
+		// Thinned: 20,000 steps keep at most 400 points.
+		{"long ramp, thinned", 20000, 2e4, 5e6, 2e7, 2e6},
+	} {
+		r := memRun(rng, 50, tc.n, tc.slope, tc.saw, 50)
+		if r.RSS == nil || r.RSS.Samples != tc.n {
+			t.Fatalf("%s: RSS summary %+v, want %d samples", tc.name, r.RSS, tc.n)
+		}
+		if got := r.RSS.Growth; math.Abs(got-tc.wantPerK) > tc.tolPerKStep {
+			t.Errorf("%s: growth %s per 1000 steps, want %s ± %s", tc.name, Bytes(got), Bytes(tc.wantPerK), Bytes(tc.tolPerKStep))
+		}
+		if r.RSS.Peak < 300e6 || r.RSS.Peak >= 5<<30 {
+			t.Errorf("%s: peak %s: must be over measured steps only", tc.name, Bytes(r.RSS.Peak))
+		}
+		if r.DevMem != nil {
+			t.Errorf("%s: device memory %+v on a run without it", tc.name, r.DevMem)
+		}
+	}
+}
+
+func TestMemoryMetricsAbsentWhenNotRecorded(t *testing.T) {
+	var sm Summarizer
+	for i := range 10 {
+		sm.Add(&bench.Step{Index: i, DurationNS: 1e6})
+	}
+	r := sm.Result(SpikeRule{})
+	for _, name := range []string{"rss-peak", "rss-growth", "dev-mem-peak", "dev-mem-growth"} {
+		m, _ := MetricByName(name)
+		if v, ok := m.Measured(r); ok {
+			t.Errorf("%s = %v on a run that recorded no memory, want not measured", name, v)
+		}
+	}
+	dev := int64(5 << 20)
+	rss := int64(100 << 20)
+	sm = Summarizer{}
+	sm.Add(&bench.Step{DurationNS: 1e6, RSS: &rss, DeviceMem: &dev})
+	r = sm.Result(SpikeRule{})
+	if m, _ := MetricByName("dev-mem-peak"); m.Value(r) != float64(dev) {
+		t.Errorf("dev-mem-peak = %v, want %v", m.Value(r), dev)
+	}
+	if m, _ := MetricByName("rss-growth"); !math.IsNaN(m.Value(r)) {
+		t.Errorf("rss-growth of one sample = %v, want not measured", m.Value(r))
+	}
+}
+
+func TestTimeToLimit(t *testing.T) {
+	steps, hours := TimeToLimit(1<<30, 2<<30, 16<<30, 100e6) // 1 GiB/kstep from 2 of 16 GiB, 100 ms steps
+	if steps != 14000 || math.Abs(hours-14000*0.1/3600) > 1e-9 {
+		t.Errorf("TimeToLimit = %v steps, %v h; want 14000 steps, %v h", steps, hours, 14000*0.1/3600)
+	}
+	for _, g := range []float64{0, -5e6, math.NaN()} {
+		if s, h := TimeToLimit(g, 1e9, 16e9, 1e6); !math.IsInf(s, 1) || !math.IsInf(h, 1) {
+			t.Errorf("growth %v: %v steps, %v h; want +Inf", g, s, h)
+		}
+	}
+	if s, _ := TimeToLimit(1e6, 20e9, 16e9, 1e6); s != 0 {
+		t.Errorf("over the limit already: %v steps, want 0", s)
+	}
+}
+
+func TestBytes(t *testing.T) {
+	for b, want := range map[float64]string{2.9 * (1 << 30): "2.9 GiB", 12 << 20: "12.0 MiB", -3 << 20: "-3.0 MiB", 512: "512 B", 300 << 20: "300 MiB"} {
+		if got := Bytes(b); got != want {
+			t.Errorf("Bytes(%v) = %q, want %q", b, got, want)
+		}
+	}
+}
