@@ -303,9 +303,10 @@ func exitCode(cmd *exec.Cmd, err error) int {
 }
 
 // collectTraced adds the complete streams as one run: the job's. The
-// rank-N streams of a torchrun job are its ranks; processes without a
-// rank (torch.multiprocessing's, each stepping on its own) are numbered as
-// the run's processes, ranks first, then by pid.
+// rank-N streams of a torchrun job are its ranks (all of them, or no
+// run); processes without a rank (torch.multiprocessing's, each stepping
+// on its own), or several of one rank, are numbered as the run's
+// processes, ranks first, then by pid.
 func collectTraced(opt TraceOptions, t *Traced) error {
 	dir := t.Streams
 	entries, err := os.ReadDir(dir)
@@ -351,9 +352,17 @@ func collectTraced(opt TraceOptions, t *Traced) error {
 	})
 	paths := make([]string, len(procs))
 	asRanks := true // the streams are the ranks 0..n-1 of one world
+	allRanked, ranks, seen := true, []int{}, map[int]bool{}
 	for k, p := range procs {
 		paths[k] = p.path
 		asRanks = asRanks && (p.ranked || len(procs) == 1) && p.rank == k && p.world == len(procs)
+		allRanked = allRanked && p.ranked && !seen[p.rank]
+		seen[p.rank] = true
+		ranks = append(ranks, p.rank)
+	}
+	if !asRanks && allRanked {
+		// A torchrun job some of whose ranks did not finish: not a run.
+		return fmt.Errorf("ranks %v of world size %d finished their streams, not all of them: no run added; the streams are kept in %s", ranks, procs[0].world, dir)
 	}
 	if !asRanks {
 		if paths, err = asProcesses(dir, paths); err != nil {
