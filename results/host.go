@@ -3,23 +3,23 @@ package results
 // Host is what the results record about the machine, and what looks wrong
 // with it for benchmarking.
 type Host struct {
-	Hostname    string   `json:"hostname"`
-	OS          string   `json:"os"`
-	Arch        string   `json:"arch"`
-	Kernel      string   `json:"kernel,omitempty"`
-	CPUModel    string   `json:"cpu_model,omitempty"`
-	CPUs        int      `json:"cpus"`
-	Governor    string   `json:"governor,omitempty"`
-	Turbo       string   `json:"turbo,omitempty"` // on, off, or empty when unknown
-	IsolatedCPU string   `json:"isolated_cpus,omitempty"`
-	LoadAvg     float64  `json:"load_avg_1m"`
-	MemTotalKB  int64    `json:"mem_total_kb,omitempty"`
+	Hostname    string  `json:"hostname"`
+	OS          string  `json:"os"`
+	Arch        string  `json:"arch"`
+	Kernel      string  `json:"kernel,omitempty"`
+	CPUModel    string  `json:"cpu_model,omitempty"`
+	CPUs        int     `json:"cpus"`
+	Governor    string  `json:"governor,omitempty"`
+	Turbo       string  `json:"turbo,omitempty"` // on, off, or empty when unknown
+	IsolatedCPU string  `json:"isolated_cpus,omitempty"`
+	LoadAvg     float64 `json:"load_avg_1m"`
+	MemTotalKB  int64   `json:"mem_total_kb,omitempty"`
 	// MemLimit is the memory the worker may use, in bytes, and MemLimitFrom
 	// where it came from: the cgroup's limit (v2 memory.max, v1
 	// memory.limit_in_bytes) where it is below MemTotal, else MemTotal.
 	// Time to the limit is reckoned against it unless -mem-limit says.
-	MemLimit     int64  `json:"mem_limit_bytes,omitempty"`
-	MemLimitFrom string `json:"mem_limit_from,omitempty"`
-	GPUs        []string `json:"gpus,omitempty"` // from nvidia-smi or npu-smi
-	Warnings    []string `json:"warnings,omitempty"`
+	MemLimit     int64    `json:"mem_limit_bytes,omitempty"`
+	MemLimitFrom string   `json:"mem_limit_from,omitempty"`
+	GPUs         []string `json:"gpus,omitempty"` // from nvidia-smi or npu-smi
+	Warnings     []string `json:"warnings,omitempty"`
 }
