@@ -37,6 +37,10 @@ type Config struct {
 	// every step): less than one cycle per step, as jobs that rarely
 	// collect make.
 	GarbageEvery int
+	// LeakKiBPerStep keeps this many KiB alive for good after every step,
+	// outside the timed region and untracked by the collector: a planted
+	// leak that only memory growth sees.
+	LeakKiBPerStep int
 
 	CPUs string // CPU list to pin the worker to ("0-3,6"); empty: no pinning
 
@@ -119,6 +123,9 @@ func (c Config) Args() []string {
 	if c.GarbageEvery > 1 { // only when set: existing cases' argv is unchanged
 		args = append(args, "--garbage-every", itoa(c.GarbageEvery))
 	}
+	if c.LeakKiBPerStep != 0 {
+		args = append(args, "--leak-kib-per-step", itoa(c.LeakKiBPerStep))
+	}
 	if c.GarbageJitter != 0 {
 		args = append(args, "--garbage-jitter", strconv.FormatFloat(c.GarbageJitter, 'g', -1, 64))
 	}
@@ -161,6 +168,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Retain, "retain", c.Retain, "steps each step's garbage stays referenced before it dies")
 	fs.IntVar(&c.LongLivedRefs, "long-lived-refs", c.LongLivedRefs, "each long-lived object a list of this many references (0: a plain object): a heavier heap per object")
 	fs.IntVar(&c.GarbageEvery, "garbage-every", c.GarbageEvery, "make the garbage on one step in this many (0 or 1: every step)")
+	fs.IntVar(&c.LeakKiBPerStep, "leak-kib-per-step", c.LeakKiBPerStep, "keep this many KiB alive for good after every step, outside the timed region: a planted leak")
 	fs.StringVar(&c.CPUs, "cpus", c.CPUs, "pin the worker to these CPUs (e.g. 0-3,6)")
 	fs.Float64Var(&c.ComputeScale, "compute-scale", c.ComputeScale, "multiply the compute per step (torch models: the batch; model none: the work), to make the host look slower or faster (0: the worker's default, 1)")
 	fs.Float64Var(&c.DeviceWaitMS, "device-wait-ms", c.DeviceWaitMS, "wait this many ms per step inside the timed region, GIL released: an accelerator's share of the step (0: no wait)")

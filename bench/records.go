@@ -120,6 +120,9 @@ type GarbageInfo struct {
 	LongLivedRefs int `json:"long_lived_refs,omitempty"`
 	// Every: the garbage is made on one step in this many (0 or 1: every).
 	Every int `json:"every,omitempty"`
+	// LeakKiBPerStep: KiB kept alive for good after every step (a planted
+	// leak).
+	LeakKiBPerStep int `json:"leak_kib_per_step,omitempty"`
 }
 
 // Step is one training step. DurationNS spans the step, its garbage, the

@@ -733,6 +733,7 @@ def meta_record(args, torch, device, policy, recorder_on, notes):
                     "objects": args.objects, "long_lived": args.long_lived,
                     "long_lived_refs": args.long_lived_refs,
                     "every": args.garbage_every,
+                    "leak_kib_per_step": args.leak_kib_per_step,
                     "retain": args.retain},
         "allocator": {k: os.environ[k] for k in ("PYTHONMALLOC", "PYTORCH_CUDA_ALLOC_CONF",
                                                   "PYTORCH_NPU_ALLOC_CONF") if k in os.environ},
@@ -936,6 +937,12 @@ def hot_loop(r, stream):
     # --garbage-every: garbage on one step in N, for jobs that make less
     # than one object per step (a real loop with a rare young collection).
     every = args.garbage_every
+    # --leak-kib-per-step: a planted leak. bytes are not tracked by the
+    # collector and are filled (so their pages are resident), and appending
+    # to one list allocates nothing tracked: the GC schedule is unchanged,
+    # only RSS grows.
+    leak = [] if args.leak_kib_per_step > 0 else None
+    leak_bytes = args.leak_kib_per_step << 10
     manual_every, manual_gen = policy.manual_every, policy.manual_gen
     collect_every = policy.collect_every_step
     has_action = policy.has_step_action
@@ -996,6 +1003,8 @@ def hot_loop(r, stream):
             # batches) is: this is what feeds CPython's gen-2 trigger.
             retained[i % retain] = keep
             keep = None
+        if leak is not None:
+            leak.append(b"\x01" * leak_bytes)
         out = None
         if recorder is not None:
             events, lost = recorder.take(t0)
@@ -1124,6 +1133,8 @@ def _parser():
     a("--cpus", default="", help="pin this process to these CPUs, e.g. 0-3,6")
     a("--garbage-every", type=int, default=1, metavar="N",
       help="make the step's garbage on one step in N only (1: every step): less than one cycle per step")
+    a("--leak-kib-per-step", type=int, default=0, metavar="N",
+      help="keep N KiB alive for good after every step, outside the timed region and untracked by the collector: a planted leak")
     a("--garbage-jitter", type=float, default=0.0, help="vary the cycles per step by up to this fraction (seeded)")
     a("--rank-seed", default="per-rank", help="multi-rank: per-rank (seed + 1000*rank) or shared")
     a("--allreduce-numel", type=int, default=65536, help="multi-rank: floats all-reduced every step")
@@ -1142,7 +1153,8 @@ def _validate(args):
     for name, lo in (("steps", 0), ("warmup", 0), ("batch", 1), ("hidden", 1), ("layers", 0),
                      ("heads", 1), ("seq", 1), ("vocab", 2), ("image", 8), ("work", 0),
                      ("threads", 0), ("cycles", 0), ("objects", 1), ("long_lived", 0), ("long_lived_refs", 0),
-                     ("retain", 0), ("garbage_every", 1), ("event_capacity", 1)):
+                     ("retain", 0), ("garbage_every", 1), ("event_capacity", 1),
+                     ("leak_kib_per_step", 0)):
         v = getattr(args, name)
         if v < lo:
             raise UsageError("--%s must be >= %d, got %d" % (name.replace("_", "-"), lo, v))

@@ -333,3 +333,28 @@ func TestOtherPythons(t *testing.T) {
 		})
 	}
 }
+
+// A planted leak grows RSS by its size per step and moves nothing the
+// collector sees: the same collections, the same objects collected.
+func TestPlantedLeakGrowsRSSOnly(t *testing.T) {
+	py := testpython.Torch(t)
+	c := small("none")
+	c.Steps = 200
+	plain := testpython.MustComplete(t, testpython.RunWorker(t, py, c, "0"))
+	c.LeakKiBPerStep = 512
+	leaky := testpython.MustComplete(t, testpython.RunWorker(t, py, c, "0"))
+	if leaky.Meta.Garbage.LeakKiBPerStep != 512 {
+		t.Errorf("meta garbage.leak_kib_per_step = %d, want 512", leaky.Meta.Garbage.LeakKiBPerStep)
+	}
+	if a, b := schedule(plain), schedule(leaky); a != b {
+		t.Errorf("collections %v without the leak, %v with it: the leak moved the GC schedule", a, b)
+	}
+	growth := func(s *bench.Stream) float64 {
+		m := s.Measured()
+		return float64(*m[len(m)-1].RSS-*m[0].RSS) / float64(len(m)-1)
+	}
+	// 512 KiB per step, give or take the allocator's rounding.
+	if g := growth(leaky) - growth(plain); g < 0.9*(512<<10) || g > 1.2*(512<<10) {
+		t.Errorf("the leak grew RSS by %.0f bytes per step over the plain run's, want about %d", g, 512<<10)
+	}
+}

@@ -109,6 +109,10 @@ type Garbage struct {
 	// step): fitted cases of jobs that rarely collect need less than one
 	// cycle per step.
 	Every int `yaml:"every"`
+	// LeakKiBPerStep keeps this many KiB alive for good after every step,
+	// outside the timed region: a planted leak, which memory growth must
+	// call a regression.
+	LeakKiBPerStep int `yaml:"leak_kib_per_step"`
 	// Jitter varies the cycles of each step by up to this fraction, from
 	// the seed: with per-rank seeds, ranks then collect on different steps.
 	Jitter float64 `yaml:"jitter"`
@@ -259,6 +263,7 @@ func (c *Case) WorkerConfig(v Variant) bench.Config {
 	setIf(&cfg.Cycles, g.Cycles)
 	setIf(&cfg.Objects, g.Objects)
 	cfg.LongLived, cfg.Retain, cfg.LongLivedRefs, cfg.GarbageEvery = g.LongLived, g.Retain, g.LongLivedRefs, g.Every
+	cfg.LeakKiBPerStep = g.LeakKiBPerStep
 	cfg.CPUs = c.CPUs
 	cfg.GarbageJitter, cfg.RankSeed = g.Jitter, c.RankSeed
 	return cfg
@@ -332,6 +337,7 @@ func (c *Case) validate(at func(path ...string) int) []*Error {
 	minInt(c.Garbage.LongLivedRefs, 0, "garbage", "long_lived_refs")
 	minInt(c.Garbage.Retain, 0, "garbage", "retain")
 	minInt(c.Garbage.Every, 0, "garbage", "every")
+	minInt(c.Garbage.LeakKiBPerStep, 0, "garbage", "leak_kib_per_step")
 	minInt(c.Steps, 1, "steps")
 	minInt(c.Warmup, 0, "warmup")
 	minInt(c.Runs, 1, "runs")
