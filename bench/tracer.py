@@ -70,8 +70,8 @@ class Tracer(object):
         # Set once the script calls gcjitter_step(): its steps, not the
         # optimizer's, then mark the boundaries.
         self.explicit = False
-        # Optimizers by id(): (label, weak reference), labels in order of
-        # first step; steps end at end_at's step.
+        # Optimizers by id(): (label, weak reference, id of the first
+        # parameter), labels in order of first step; steps end at end_at's.
         self.optims = {}
         self.labels = []
         self.end_at = None
@@ -207,17 +207,33 @@ class Tracer(object):
     def _new_optimizer(self, opt):
         import weakref
         cls = type(opt).__name__
-        n = 1 + sum(1 for label in self.labels if label.rsplit("#", 1)[0] == cls)
-        label = "%s#%d" % (cls, n)
+        try:
+            params = id(opt.param_groups[0]["params"][0])
+        except Exception:
+            params = None
         try:
             ref = weakref.ref(opt)
         except TypeError:
             ref = lambda: opt  # noqa: E731 (kept alive; rare)
-        e = self.optims[id(opt)] = (label, ref)
+        for key, (label, old, old_params) in list(self.optims.items()):
+            if params is not None and old_params == params and label.rsplit("#", 1)[0] == cls:
+                # The same class over the same parameters (an optimizer
+                # made anew each epoch): the same role, under its name.
+                del self.optims[key]
+                e = self.optims[id(opt)] = (label, ref, params)
+                if label is self.end_at:
+                    self.end_ref = ref
+                return e
+            if old() is None:
+                del self.optims[key]
+                self.labels.remove(label)
+        n = 1 + sum(1 for label in self.labels if label.rsplit("#", 1)[0] == cls)
+        label = "%s#%d" % (cls, n)
+        e = self.optims[id(opt)] = (label, ref, params)
         self.labels.append(label)
         if self.end_ref is not None and self.end_ref() is None:
-            # The optimizer that ended steps is gone (one made per epoch):
-            # this one takes its place, the recording goes on.
+            # The optimizer that ended steps is gone: this one takes its
+            # place, the recording goes on.
             self.end_at, self.end_ref = label, ref
         elif self.end_at is None or self.i <= CYCLE_WINDOW:
             # Steps end at the optimizer that stepped first last: start
