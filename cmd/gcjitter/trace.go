@@ -30,13 +30,16 @@ Runs a training job unchanged (python train.py ..., or torchrun ...) with a
 recorder injected at interpreter start, and adds what it recorded to the
 results directory DIR as a run of variant "traced": every step's time and
 every collection in it, in the worker's record stream, one stream per rank
-under torchrun. A step ends when the optimizer's step returns, or the
+under torchrun or per process of a torch.multiprocessing job, all of them
+one run. A step ends when the optimizer's step returns, or the
 function -step-fn names, or where the script calls gcjitter_step().
 The job's standard streams pass through; gcjitter's own lines go to
 standard error. Several optimizers stepping in turn (a GAN) make one step
 per cycle, ending at the last of them. Exit status: the job's; 2 when
 -step-fn names what is not there or the case holds another command's runs
 (before the job starts); 3 when the job succeeded but no step was recorded.
+A first SIGINT is the job's to handle (gcjitter waits as long as it runs);
+a second sends it SIGTERM, a third SIGKILL.
 
 `)
 		fs.PrintDefaults()
