@@ -18,7 +18,7 @@ func cmdTrace(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := flag.NewFlagSet("gcjitter trace", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("o", "", "results directory to add the traced run to (created if needed)")
-	caseName := fs.String("case", "", "case name of the run (default: the script's name, or its directory and name when another script has that case in DIR)")
+	caseName := fs.String("case", "", "case name of the run (default: the script's name, with its directory's for main.py or when another command's runs hold that case in DIR)")
 	steps := fs.Int("steps", 0, "steps to record after the warm-up (0: until the job ends); the job runs on untraced")
 	warmup := fs.Int("warmup", 2, "leading steps recorded as warm-up (left out of the figures)")
 	stepFn := fs.String("step-fn", "", "a step ends when this function returns, `module:qualname` (default: the optimizer's step; or the script calls gcjitter_step())")
