@@ -367,16 +367,7 @@ func CompareVariants(d *Data, ref string, opt CompareOptions) (*Comparison, erro
 // of several cases into one side, so Holm spans them all).
 func (d *Data) Merge(o *Data) {
 	for _, b := range o.Benches {
-		for _, u := range o.Units[b] {
-			for _, v := range o.Values[b][u] {
-				d.add(b, u, v)
-			}
-			d.Better[u] = o.Better[u]
-		}
-		if n, ok := o.MinIters[b]; ok {
-			d.iters(b, n)
-		}
-		d.Runs[b] = append(d.Runs[b], o.Runs[b]...)
+		d.pool(b, o, b)
 	}
 }
 

@@ -1,0 +1,255 @@
+package advise
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gcjitter/gcjitter/stats"
+)
+
+const (
+	mib = 1 << 20
+	gib = 1 << 30
+)
+
+// job is the issue's: 8 hours within 16 GiB. At a 10 ms step that is 2.88
+// million steps, so growth above (16 - 1) GiB / 2880 = 5.3 MiB per 1000
+// steps from a 1 GiB peak runs out within the job.
+var job = Constraints{Duration: 8 * time.Hour, Limit: 16 * gib}
+
+// pol is a synthetic candidate of known truth: p99 and p50 in ms, growth
+// in MiB per 1000 steps from a 1 GiB peak, at a 10 ms mean step; tail and
+// median are its verdicts against default.
+func pol(variant string, p99 float64, tail, median stats.Verdict, growthMiB float64) Candidate {
+	v := map[string]stats.Verdict{"p99": tail, "spike-rate": stats.Same, "gen2-pause": stats.Same, "p50": median}
+	policy := variant
+	return Candidate{Variant: variant, Policy: policy, Runs: 4, Steps: 2000, P99: p99 * 1e6, P50: 10e6, MeanStep: 10e6,
+		Growth: growthMiB * mib, WorstGrowth: growthMiB * mib, WorstPeak: 1 * gib, HasMemory: true, Verdicts: v}
+}
+
+func over(c Candidate, peak float64) Candidate { c.WorstPeak = peak; return c }
+
+func def() Candidate { return pol("default", 20, "", "", 2) }
+
+// TestDecideKnownTruth: synthetic policies whose right answer is known,
+// every constraint binding in turn.
+func TestDecideKnownTruth(t *testing.T) {
+	same, imp, reg, unk := stats.Same, stats.Improved, stats.Regressed, stats.Unknown
+	// disabled grows 2.9 GiB per 1000 steps, as measured on
+	// ascend-gpt-periodic-gc (issue 24): out of 16 GiB in about 50 s.
+	const leak = 2.9 * 1024
+	tests := []struct {
+		name    string
+		c       Constraints
+		cands   []Candidate
+		pick    string // "" none
+		binding string
+		blocked string
+	}{
+		{"nothing binds: the calmest tail", job,
+			[]Candidate{def(), pol("freeze", 12, imp, same, 0), pol("disabled", 10, imp, same, 1)},
+			"disabled", "", ""},
+		{"memory binds: disabled never frees", job,
+			[]Candidate{def(), pol("freeze", 12, imp, same, 0), pol("disabled", 10, imp, same, leak)},
+			"freeze", Memory, "disabled"},
+		{"median binds", job,
+			[]Candidate{def(), pol("freeze", 12, imp, same, 0), pol("disabled", 10, imp, reg, 1)},
+			"freeze", Median, "disabled"},
+		{"both bind", job,
+			[]Candidate{def(), pol("freeze", 12, imp, same, 0), pol("disabled", 10, imp, reg, leak)},
+			"freeze", Both, "disabled"},
+		{"the median binds the calmest, memory the next: the first one binds", job,
+			[]Candidate{def(), pol("manual:50", 14, imp, same, 0), pol("threshold:700,10,1000", 12, imp, same, leak), pol("disabled", 10, imp, reg, 1)},
+			"manual:50", Median, "disabled"},
+		{"a calmer tail only by noise does not replace default", job,
+			[]Candidate{def(), pol("freeze", 19, unk, same, 0), pol("manual:50", 18, same, same, 0)},
+			"default", "", ""},
+		{"a smaller p99 by noise is not picked, but what rules it out is named", job,
+			[]Candidate{def(), pol("disabled", 10, unk, same, leak)},
+			"default", Memory, "disabled"},
+		{"default's own memory runs out: the calmest that lasts", job,
+			[]Candidate{pol("default", 20, "", "", 600), pol("manual:50", 22, unk, same, 0), pol("disabled", 10, imp, same, leak)},
+			"manual:50", Memory, "disabled"},
+		{"none qualifies: memory binds, even default's", job,
+			[]Candidate{pol("default", 20, "", "", 600), pol("disabled", 10, imp, same, leak)},
+			"", Memory, "default"},
+		{"a peak over the limit runs out at once, growing or not", job,
+			[]Candidate{def(), pol("freeze", 12, imp, same, 0), over(pol("manual:500", 10, imp, same, 0), 17*gib)},
+			"freeze", Memory, "manual:500"},
+		{"a shorter job lets the leak in", Constraints{Duration: 30 * time.Second, Limit: 16 * gib},
+			[]Candidate{def(), pol("freeze", 12, imp, same, 0), pol("disabled", 10, imp, same, leak)},
+			"disabled", "", ""},
+		{"a larger limit lets the leak in", Constraints{Duration: time.Minute, Limit: 64 * gib},
+			[]Candidate{def(), pol("freeze", 12, imp, same, 0), pol("disabled", 10, imp, same, leak)},
+			"disabled", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, err := Decide("c", "default", tt.cands, tt.c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ""
+			if a.Pick != nil {
+				got = a.Pick.Variant
+			}
+			blocked := ""
+			if a.Blocked != nil {
+				blocked = a.Blocked.Variant
+			}
+			if got != tt.pick || a.Binding != tt.binding || blocked != tt.blocked {
+				t.Errorf("pick %q binding %q blocked %q, want %q %q %q\nreason: %s", got, a.Binding, blocked, tt.pick, tt.binding, tt.blocked, a.Reason)
+			}
+			if tt.binding != "" && len(a.Relax) == 0 {
+				t.Errorf("binding %s but nothing says what would relax it", tt.binding)
+			}
+		})
+	}
+}
+
+// TestDecideRelaxFigures: what relaxes a memory constraint is the limit the
+// job needs and the duration the limit allows, both of known size.
+func TestDecideRelaxFigures(t *testing.T) {
+	// 100 MiB per 1000 steps from 1 GiB at 10 ms: 8 h = 2880 ksteps needs
+	// 1 GiB + 288000 MiB = 282.25 GiB; 16 GiB lasts 15360/100 ksteps =
+	// 153600 steps = 25.6 min.
+	a, err := Decide("c", "default", []Candidate{def(), pol("disabled", 10, stats.Improved, stats.Same, 100)}, job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := a.Blocked
+	if d == nil || d.Variant != "disabled" {
+		t.Fatalf("blocked %v, want disabled", d)
+	}
+	if want := 1*gib + 2880.0*100*mib; math.Abs(d.NeedBytes-want) > 1 {
+		t.Errorf("needs %v bytes, want %v", d.NeedBytes, want)
+	}
+	if want := 15360.0 / 100 * 1000 * 10e6 / 3.6e12; math.Abs(d.LimitHours-want) > 1e-9 {
+		t.Errorf("lasts %v h, want %v", d.LimitHours, want)
+	}
+	relax := strings.Join(a.Relax, "\n")
+	for _, want := range []string{stats.Bytes(d.NeedBytes), stats.Hours(d.LimitHours)} {
+		if !strings.Contains(relax, want) {
+			t.Errorf("relax %q does not name %s", relax, want)
+		}
+	}
+}
+
+// TestDecideNeverRunsOut: over random policy sets, the pick's memory lasts
+// the job, its median did not regress, and it replaces default only with a
+// tail called improved or when default's own memory runs out.
+func TestDecideNeverRunsOut(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	verdicts := []stats.Verdict{stats.Same, stats.Improved, stats.Regressed, stats.Unknown}
+	for trial := range 2000 {
+		c := Constraints{Duration: time.Duration(1+r.IntN(48)) * time.Hour, Limit: float64(1+r.IntN(64)) * gib}
+		n := 1 + r.IntN(6)
+		cands := []Candidate{pol("default", 20, "", "", r.Float64()*20)}
+		for i := range n {
+			p := pol("p"+string(rune('a'+i)), 5+r.Float64()*20, verdicts[r.IntN(4)], verdicts[r.IntN(4)], r.ExpFloat64()*50)
+			p.WorstPeak = r.Float64() * 8 * gib
+			p.MeanStep = (1 + r.Float64()*100) * 1e6
+			p.HasMemory = r.IntN(10) > 0
+			cands = append(cands, p)
+		}
+		a, err := Decide("c", "default", cands, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Pick == nil {
+			if a.Binding == "" {
+				t.Fatalf("trial %d: no pick and no binding constraint", trial)
+			}
+			continue
+		}
+		p := a.Pick
+		if !p.HasMemory || p.LimitHours < c.Duration.Hours() {
+			t.Fatalf("trial %d: picked %s whose memory lasts %v h of a %v job", trial, p.Variant, p.LimitHours, c.Duration)
+		}
+		if p.Variant != "default" && p.Verdicts["p50"] == stats.Regressed {
+			t.Fatalf("trial %d: picked %s whose median regressed", trial, p.Variant)
+		}
+		var ref *Judged
+		for _, j := range a.Candidates {
+			if j.Variant == "default" {
+				ref = j
+			}
+		}
+		if p != ref && p.Tail != stats.Improved && ref.Qualifies() {
+			t.Fatalf("trial %d: picked %s (tail %s) over a qualifying default", trial, p.Variant, p.Tail)
+		}
+		if b := a.Blocked; b != nil && (b.Qualifies() || !(b.P99 < p.P99) || a.Binding == "") {
+			t.Fatalf("trial %d: blocked %s (excluded %v, p99 %v) against the pick's p99 %v, binding %q", trial, b.Variant, b.Excluded, b.P99, p.P99, a.Binding)
+		}
+		for _, j := range a.Candidates {
+			if j.Qualifies() && j.Tail == stats.Improved && j.P99 < p.P99 {
+				t.Fatalf("trial %d: %s qualifies with a calmer tail than the pick %s", trial, j.Variant, p.Variant)
+			}
+		}
+	}
+}
+
+// TestIntervals: over manual:N variants, the largest N whose memory lasts
+// the job and the N of the smallest mean step, per family.
+func TestIntervals(t *testing.T) {
+	m := func(policy string, growthMiB, meanMS float64) Candidate {
+		c := pol(policy, 15, stats.Improved, stats.Same, growthMiB)
+		c.MeanStep = meanMS * 1e6
+		return c
+	}
+	a, err := Decide("c", "default", []Candidate{
+		def(),
+		m("manual:10", 0, 12), m("manual:50", 1, 10.5), m("manual:200", 100, 11), m("manual:400", 300, 13),
+		m("manual:100:1", 0, 11), m("manual:20:1", 0, 10.2),
+		m("freeze+manual:100", 0, 10),
+	}, job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Interval{
+		{Family: "manual:N", Ns: []int{10, 50, 200, 400}, Largest: 50, Fastest: 50},
+		{Family: "manual:N:1", Ns: []int{20, 100}, Largest: 100, Fastest: 20},
+	}
+	if !slices.EqualFunc(a.Intervals, want, func(x, y Interval) bool {
+		return x.Family == y.Family && slices.Equal(x.Ns, y.Ns) && x.Largest == y.Largest && x.Fastest == y.Fastest
+	}) {
+		t.Errorf("intervals %+v, want %+v", a.Intervals, want)
+	}
+}
+
+func TestDecideBadInput(t *testing.T) {
+	if _, err := Decide("c", "default", []Candidate{def()}, Constraints{Duration: time.Hour}); err == nil || !strings.Contains(err.Error(), "-mem-limit") {
+		t.Errorf("no limit: %v, want an error naming -mem-limit", err)
+	}
+	if _, err := Decide("c", "default", []Candidate{pol("freeze", 1, stats.Same, stats.Same, 0)}, job); err == nil || !strings.Contains(err.Error(), "no variant default") {
+		t.Errorf("no reference: %v", err)
+	}
+}
+
+// TestSettings: each policy in the words of the user's stack.
+func TestSettings(t *testing.T) {
+	tests := []struct{ policy, stack, want string }{
+		{"manual:50", "megatron-lm", "--manual-gc --manual-gc-interval 50"},
+		{"manual:50", "nemo", "GarbageCollectionCallback(gc_interval_train=50, gc_interval_val=50)"},
+		{"manual:100:1", "torchtitan", "--training.gc_freq 100"},
+		{"threshold:700,10,1000", "python", "gc.set_threshold(700, 10, 1000)"},
+		{"freeze", "python", "gc.freeze() after the model is loaded"},
+		{"disabled", "python", "gc.disable()"},
+		{"freeze+manual:100", "megatron-lm", "--manual-gc-interval 100, plus the gc.freeze()"},
+	}
+	for _, tt := range tests {
+		got := ""
+		for _, s := range Settings(tt.policy) {
+			if s.Stack == tt.stack {
+				got = s.How
+			}
+		}
+		if !strings.Contains(got, tt.want) {
+			t.Errorf("Settings(%s)[%s] = %q, want it to contain %q", tt.policy, tt.stack, got, tt.want)
+		}
+	}
+}
