@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -468,9 +469,9 @@ func checkStepFn(ctx context.Context, opt TraceOptions) error {
 	env := tracerEnv(tmp)
 	py, script := jobPython(opt.Command)
 	if py == "" {
-		if py, err = FindPython(ctx, "", false); err != nil {
-			return nil // the job's own interpreter decides; the patch reports
-		}
+		// Another interpreter could find other modules: the patch at
+		// import reports what is missing instead.
+		return nil
 	}
 	if script != "" {
 		script = absPath(script)
@@ -494,10 +495,29 @@ func checkStepFn(ctx context.Context, opt TraceOptions) error {
 }
 
 // jobPython is the job's interpreter, when the command starts one
-// (python, python3.11, a path to one), and its script (jobScript's .py).
+// (python, python3.11, a path to one) or a Python program whose #! line
+// names one (torchrun), and its script (jobScript's .py).
 func jobPython(command []string) (python, script string) {
-	if base := filepath.Base(command[0]); strings.HasPrefix(base, "python") && strings.Trim(base[len("python"):], "0123456789.") == "" {
+	isPython := func(p string) bool {
+		base := filepath.Base(p)
+		return strings.HasPrefix(base, "python") && strings.Trim(base[len("python"):], "0123456789.") == ""
+	}
+	if isPython(command[0]) {
 		python = command[0]
+	} else if path, err := exec.LookPath(command[0]); err == nil {
+		if f, err := os.Open(path); err == nil {
+			line, _ := bufio.NewReader(io.LimitReader(f, 256)).ReadString('\n')
+			f.Close()
+			fields := strings.Fields(strings.TrimPrefix(line, "#!"))
+			if strings.HasPrefix(line, "#!") && len(fields) > 0 {
+				if filepath.Base(fields[0]) == "env" && len(fields) > 1 {
+					fields = fields[1:]
+				}
+				if isPython(fields[0]) {
+					python = fields[0]
+				}
+			}
+		}
 	}
 	if i, module := jobScript(command); i >= 0 && !module {
 		script = command[i]
