@@ -75,6 +75,9 @@ type Traced struct {
 	// (torch.multiprocessing's processes), how many became the run's
 	// processes; 0 otherwise.
 	Processes int
+	// WarmupOnly is, when no complete stream held a measured step, the
+	// most (warm-up) steps one held; no run is added.
+	WarmupOnly int
 	// collectFailed: the streams could not be added (the error says why).
 	collectFailed bool
 }
@@ -118,6 +121,8 @@ func (t *Traced) Account(stepFn string) []string {
 		mod, qual, _ := strings.Cut(stepFn, ":")
 		switch {
 		case failed:
+		case t.WarmupOnly > 0:
+			add("the job's streams hold %d step(s), all warm-up: no measured step, no run added; trace a longer run, or lower -warmup", t.WarmupOnly)
 		case stepFn != "" && len(where) > 0 && calls == 0:
 			add("-step-fn %s (%s) never ran: the job never called it; name the function that runs once per training step", stepFn, where[0])
 		case stepFn != "" && len(where) > 0:
@@ -321,6 +326,7 @@ func collectTraced(opt TraceOptions, t *Traced) error {
 		world     int
 	}
 	var procs []proc
+	measured, warmupOnly := false, 0
 	for _, e := range entries {
 		name := e.Name()
 		if !strings.HasSuffix(name, ".jsonl") {
@@ -336,8 +342,12 @@ func collectTraced(opt TraceOptions, t *Traced) error {
 			continue
 		}
 		procs = append(procs, proc{path: path, ranked: strings.HasPrefix(name, "rank-"), rank: s.Meta.Rank, pid: s.Meta.PID, world: s.Meta.WorldSize})
+		measured = measured || len(s.Measured()) > 0
+		warmupOnly = max(warmupOnly, len(s.Steps))
 	}
-	if len(procs) == 0 {
+	if !measured {
+		// A run of no measured step is no run.
+		t.WarmupOnly = warmupOnly
 		return nil
 	}
 	slices.SortFunc(procs, func(a, b proc) int {
