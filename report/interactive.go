@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -78,7 +79,10 @@ type chartSide struct {
 // in the bucket (short numbers, a smaller page), and per slot with
 // collections [slot, generation bits, pause ms, collected].
 type chartRun struct {
-	Y  jsNums   `json:"y"`
+	Y jsNums `json:"y"`
+	// M is the run's RSS at each slot's step, in MiB (nil when the run
+	// recorded none): the memory timeline.
+	M  jsNums   `json:"m,omitempty"`
 	S  jsInts   `json:"s,omitempty"`
 	GC jsTuples `json:"gc"`
 }
@@ -215,6 +219,13 @@ func chartRunOf(s *results.Steps, ri, slots, k, side int, marks *[3]*chartMarks)
 		return pause, collected
 	}
 	cr := chartRun{Y: make(jsNums, slots)}
+	var rss []float32
+	if ri < len(s.RSS) && slices.ContainsFunc(s.RSS[ri], func(v float32) bool { return !math.IsNaN(float64(v)) }) {
+		rss, cr.M = s.RSS[ri], make(jsNums, slots)
+		for slot := range cr.M {
+			cr.M[slot] = math.NaN()
+		}
+	}
 	if k > 1 {
 		cr.S = make(jsInts, slots)
 	}
@@ -246,6 +257,9 @@ func chartRunOf(s *results.Steps, ri, slots, k, side int, marks *[3]*chartMarks)
 	}
 	put := func(slot, i int) {
 		cr.Y[slot] = durs[i] / 1e6
+		if rss != nil && i < len(rss) {
+			cr.M[slot] = float64(rss[i]) / (1 << 20)
+		}
 		if cr.S != nil {
 			cr.S[slot] = i % k
 		}

@@ -38,8 +38,10 @@ type VariantSummary struct {
 	SpikesInGC *float64 `json:"spikes_in_gc"`
 	// Tail is how much of the tail GC explains, pooled over the runs of a
 	// traced or imported job (nil for the synthetic cases' variants).
-	Tail  *stats.TailGC `json:"tail,omitempty"`
-	Notes []string      `json:"notes,omitempty"`
+	Tail *stats.TailGC `json:"tail,omitempty"`
+	// Memory is the price of the policy (nil when no run recorded RSS).
+	Memory *VariantMemory `json:"memory,omitempty"`
+	Notes  []string       `json:"notes,omitempty"`
 }
 
 // VariantSummaries summarises every variant of m, in case and variant order.
@@ -68,6 +70,7 @@ func VariantSummaries(m *results.Manifest) []VariantSummary {
 			vs.RunsOK = len(sums)
 			if len(sums) > 0 {
 				summarizeRuns(&vs, sums)
+				vs.Memory = variantMemory(sums, m.Host.MemLimit, m.Host.MemLimitFrom, 1e9*vs.P50)
 			}
 			out = append(out, vs)
 		}
@@ -130,16 +133,16 @@ func (vs VariantSummary) inGCText() string {
 func (vs VariantSummary) Cells() []string {
 	runs := fmt.Sprintf("%d/%d", vs.RunsOK, vs.Runs)
 	if vs.RunsOK == 0 {
-		return append([]string{runs}, make([]string, 11)...)
+		return append([]string{runs}, make([]string, 11+len(memoryHeader))...)
 	}
-	return []string{runs, stats.MS(1e9 * vs.P50), stats.MS(1e9 * vs.P90), stats.MS(1e9 * vs.P99), stats.MS(1e9 * vs.Max), fmt.Sprintf("%.0f", vs.Spikes), vs.inGCText(),
+	return append([]string{runs, stats.MS(1e9 * vs.P50), stats.MS(1e9 * vs.P90), stats.MS(1e9 * vs.P99), stats.MS(1e9 * vs.Max), fmt.Sprintf("%.0f", vs.Spikes), vs.inGCText(),
 		fmt.Sprintf("%.0f", vs.Gen0PerK), fmt.Sprintf("%.1f", vs.Gen1PerK), fmt.Sprintf("%.0f", vs.Gen2), stats.MS(1e9 * vs.Gen2Pause),
-		fmt.Sprintf("%.2f%%", 100*vs.GCShare)}
+		fmt.Sprintf("%.2f%%", 100*vs.GCShare)}, vs.memoryCells()...)
 }
 
 // policyHeader names the variants table's columns, in text, Markdown and
 // HTML.
-var policyHeader = []string{"variant", "runs ok", "p50", "p90", "p99", "max", "spikes", "in GC", "gen0/1k", "gen1/1k", "gen2", "gen2 max pause", "GC share"}
+var policyHeader = append([]string{"variant", "runs ok", "p50", "p90", "p99", "max", "spikes", "in GC", "gen0/1k", "gen1/1k", "gen2", "gen2 max pause", "GC share"}, memoryHeader...)
 
 // RunSummaryText prints, per case, the variants' table: what `gcjitter
 // run` shows at the end.
@@ -168,11 +171,15 @@ func RunSummaryText(w io.Writer, m *results.Manifest) {
 				fmt.Fprintf(w, "%s: %s\n", vs.Variant, vs.Tail)
 			}
 		}
+		for _, l := range memoryTradeLines(caseVariants(all, c.Name), "default") {
+			fmt.Fprintln(w, l)
+		}
 		for _, n := range notes {
 			fmt.Fprintf(w, "note: %s\n", n)
 		}
 	}
 	fmt.Fprintln(w, "\nper variant, medians over runs: step-time quantiles; spikes and gen2 are counts per run; in GC: share of spikes that are GC spikes (their collections explain most of the excess)")
+	fmt.Fprintln(w, memoryLegend(m))
 }
 
 // runSummaryMarkdown is the same table in Markdown.

@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,6 +22,10 @@ type Steps struct {
 	// ranks' total collected.
 	Pause     [][]float32
 	Collected [][]int32
+	// RSS is, per run and step, the worker's resident set in bytes (NaN
+	// where not recorded; a multi-rank run: its largest rank's): the memory
+	// timeline draws it.
+	RSS [][]float32
 	// RankPause, for multi-rank runs: each rank's in-step collection pause
 	// (ns) at each step of run 1: who stalled the others, and when.
 	RankPause [][]float64
@@ -121,6 +126,7 @@ type runSeries struct {
 	gcs       []uint8
 	pause     []float32
 	collected []int32
+	rss       []float32
 }
 
 // add merges step into index i (appending when i is new) and returns the
@@ -130,6 +136,10 @@ func (r *runSeries) add(i int, step *bench.Step) float32 {
 		i = len(r.durs)
 		r.durs, r.gcs = append(r.durs, 0), append(r.gcs, 0)
 		r.pause, r.collected = append(r.pause, 0), append(r.collected, 0)
+		r.rss = append(r.rss, float32(math.NaN()))
+	}
+	if step.RSS != nil && !(float32(*step.RSS) <= r.rss[i]) { // NaN: the first rank's
+		r.rss[i] = float32(*step.RSS)
 	}
 	r.durs[i] = max(r.durs[i], float64(step.DurationNS))
 	var pause float32
@@ -149,4 +159,5 @@ func (r *runSeries) appendTo(s *Steps) {
 	s.GC = append(s.GC, r.gcs)
 	s.Pause = append(s.Pause, r.pause)
 	s.Collected = append(s.Collected, r.collected)
+	s.RSS = append(s.RSS, r.rss)
 }

@@ -165,6 +165,53 @@
     return u;
   }
 
+  function fmtMiB(v) {
+    if (v == null || isNaN(v)) return "-";
+    return v >= 1024 ? (v / 1024).toFixed(2) + " GiB" : v.toFixed(0) + " MiB";
+  }
+
+  // memory: every run's RSS on the timeline's steps, with its collections
+  // on it: default's sawtooth (each full collection frees) beside
+  // disabled's ramp (nothing ever does).
+  function memory(box, g) {
+    var cols = [g.x], series = [{ label: "step", value: function (u, v) { return v == null ? "-" : fmtStep(v); } }];
+    var marks = [null, null, null], any = false;
+    g.sides.forEach(function (side) {
+      side.runs.forEach(function (run, ri) {
+        if (!run.m) return;
+        any = true;
+        series.push({ label: side.label + " run " + (ri + 1), stroke: side.color, width: 1.4, spanGaps: true,
+          value: function (u, v) { return fmtMiB(v); }, points: { show: false } });
+        cols.push(run.m);
+        (run.gc || []).forEach(function (r) {
+          for (var gen = 0; gen < 3; gen++) {
+            if (!(r[1] & (1 << gen)) || run.m[r[0]] == null) continue;
+            if (!marks[gen]) marks[gen] = g.x.map(function () { return null; });
+            if (marks[gen][r[0]] == null) marks[gen][r[0]] = run.m[r[0]];
+          }
+        });
+      });
+    });
+    if (!any) return null;
+    for (var gen = 2; gen >= 0; gen--) {
+      if (!marks[gen]) continue;
+      series.push(markerSeries("gen-" + gen + " collection", GEN_COLORS[gen], [4, 6, 8][gen]));
+      cols.push(marks[gen]);
+    }
+    var fig = document.createElement("figure");
+    fig.className = "memory";
+    box.appendChild(fig);
+    var u = new uPlot({
+      width: chartWidth(box), height: 260, title: "memory: RSS of every run, with its collections",
+      scales: { x: { time: false }, y: { time: false } },
+      axes: [{ label: "step", values: function (u, vals) { return vals.map(fmtStep); } },
+        { label: "RSS", size: 84, values: function (u, vals) { return vals.map(function (v) { return v == null ? "" : fmtMiB(v); }); } }],
+      series: series, cursor: { drag: { x: true, y: false }, points: { show: false } }
+    }, cols, fig);
+    wheelZoomPan(u, g.x[0], g.x[g.x.length - 1] + g.bucket);
+    return u;
+  }
+
   function ninesAxis() {
     return {
       label: "quantile (nines: p90, p99, p99.9, ...)",
@@ -241,9 +288,13 @@
     var box = document.getElementById(g.id);
     if (!box) return;
     var made = { tails: tails(box, g), ecdf: ecdf(box, g), hist: hist(box, g) };
-    if (g.x && g.x.length) made.timeline = timeline(box, g);
-    // The timeline reads first.
-    var t = box.querySelector("figure.timeline");
+    if (g.x && g.x.length) {
+      made.timeline = timeline(box, g);
+      made.memory = memory(box, g);
+    }
+    // The timeline reads first, memory, its price, next.
+    var t = box.querySelector("figure.timeline"), mem = box.querySelector("figure.memory");
+    if (mem) box.insertBefore(mem, box.firstChild);
     if (t) box.insertBefore(t, box.firstChild);
     charts[g.id] = made;
   });

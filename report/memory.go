@@ -1,0 +1,134 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/gcjitter/gcjitter/results"
+	"github.com/gcjitter/gcjitter/stats"
+)
+
+// VariantMemory is what a variant's memory did, medians over its runs
+// that recorded RSS, and how long the host's memory would last at it.
+type VariantMemory struct {
+	RSSPeak   float64 `json:"rss_peak_bytes"`
+	RSSGrowth float64 `json:"rss_growth_bytes_per_kstep"`
+	// Limit is the memory limit the time to it is reckoned against, and
+	// LimitFrom where it came from (the cgroup, MemTotal, -mem-limit).
+	Limit     int64  `json:"mem_limit_bytes,omitempty"`
+	LimitFrom string `json:"mem_limit_from,omitempty"`
+	// StepsToLimit and HoursToLimit (at the median step time) are nil
+	// when memory does not grow or the limit is unknown: never.
+	StepsToLimit *float64 `json:"steps_to_limit"`
+	HoursToLimit *float64 `json:"hours_to_limit"`
+}
+
+// variantMemory summarises the runs' memory; nil when none recorded RSS
+// (results written before, or imported traces).
+func variantMemory(sums []*stats.RunSummary, limit int64, from string, stepNS float64) *VariantMemory {
+	var peaks, growths []float64
+	for _, s := range sums {
+		if s.RSS != nil && s.RSS.Samples >= 2 {
+			peaks, growths = append(peaks, s.RSS.Peak), append(growths, s.RSS.Growth)
+		}
+	}
+	if len(peaks) == 0 {
+		return nil
+	}
+	slices.Sort(peaks)
+	slices.Sort(growths)
+	vm := &VariantMemory{RSSPeak: stats.Quantile(peaks, 0.5), RSSGrowth: stats.Quantile(growths, 0.5), Limit: limit, LimitFrom: from}
+	if steps, hours := stats.TimeToLimit(vm.RSSGrowth, vm.RSSPeak, float64(limit), stepNS); !math.IsInf(steps, 1) {
+		vm.StepsToLimit, vm.HoursToLimit = &steps, &hours
+	}
+	return vm
+}
+
+// memoryCells are the table's memory columns (memoryHeader).
+func (vs VariantSummary) memoryCells() []string {
+	m := vs.Memory
+	if m == nil {
+		return []string{"-", "-", "-"}
+	}
+	to := "never"
+	if m.HoursToLimit != nil {
+		to = stats.Hours(*m.HoursToLimit)
+	}
+	if m.Limit == 0 {
+		to = "?"
+	}
+	return []string{stats.Bytes(m.RSSPeak), stats.Bytes(m.RSSGrowth), to}
+}
+
+// memoryHeader names the memory columns: peak RSS, its growth per 1000
+// steps, and the time until the memory limit at that growth.
+var memoryHeader = []string{"peak RSS", "RSS/1k steps", "to limit"}
+
+// neverFreesRatio is how much faster a variant's RSS must grow than the
+// reference's, and neverFreesTail how much lower its p99 must be, for the
+// summary to say the calm tail is bought with memory.
+const (
+	neverFreesRatio = 10
+	neverFreesTail  = -0.05
+)
+
+// memoryTradeLines say plainly, for each variant of one case that is
+// faster at the tail than ref (the default policy) because it does not
+// free what ref's collections do, what it costs:
+// "disabled: p99 -40% against default, but RSS grows 2.9 GiB per 1000
+// steps (default: 12 MiB): it never frees cyclic garbage; at this rate
+// 16 GiB lasts 5.1 h".
+func memoryTradeLines(vss []VariantSummary, ref string) []string {
+	i := slices.IndexFunc(vss, func(v VariantSummary) bool { return v.Variant == ref })
+	if i < 0 || vss[i].Memory == nil || vss[i].P99 <= 0 {
+		return nil
+	}
+	base := vss[i]
+	var out []string
+	for _, vs := range vss {
+		m := vs.Memory
+		if vs.Variant == ref || m == nil || vs.RunsOK == 0 {
+			continue
+		}
+		tail := vs.P99/base.P99 - 1
+		floor := math.Max(stats.RSSGrowthFloorAbs, neverFreesRatio*base.Memory.RSSGrowth)
+		if tail > neverFreesTail || m.RSSGrowth <= floor {
+			continue
+		}
+		why := "its collections leave the cyclic garbage it keeps"
+		switch {
+		case vs.Gen0PerK == 0 && vs.Gen1PerK == 0 && vs.Gen2 == 0:
+			why = "it never frees cyclic garbage"
+		case vs.Gen2 == 0:
+			why = "its full collections never run, so cyclic garbage that outlives a young collection is never freed"
+		}
+		line := fmt.Sprintf("%s: p99 %s against %s, but RSS grows %s per 1000 steps (%s: %s): %s",
+			vs.Variant, stats.Pct(tail), ref, stats.Bytes(m.RSSGrowth), ref, stats.Bytes(base.Memory.RSSGrowth), why)
+		if m.HoursToLimit != nil {
+			line += fmt.Sprintf("; at this rate %s lasts %s", stats.Bytes(float64(m.Limit)), stats.Hours(*m.HoursToLimit))
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// caseVariants are the summaries of one case's variants.
+func caseVariants(all []VariantSummary, caseName string) []VariantSummary {
+	var out []VariantSummary
+	for _, vs := range all {
+		if vs.Case == caseName {
+			out = append(out, vs)
+		}
+	}
+	return out
+}
+
+// memoryLegend explains the memory columns and names the limit.
+func memoryLegend(m *results.Manifest) string {
+	limit := "unknown (give -mem-limit)"
+	if m.Host.MemLimit > 0 {
+		limit = fmt.Sprintf("%s, from %s", stats.Bytes(float64(m.Host.MemLimit)), m.Host.MemLimitFrom)
+	}
+	return "memory: peak RSS over the measured steps; RSS/1k steps: its growth per 1000 steps (Theil-Sen slope); to limit: time until the memory limit at that growth and the median step time; limit " + limit
+}
