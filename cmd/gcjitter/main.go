@@ -41,6 +41,7 @@ commands:
   collect    add a run started by torchrun or a cluster launcher (per-rank streams) to a results directory
   import     add profiler traces (torch.profiler, torch_npu trace_view.json) to a results directory
   fit        a case whose default variant reproduces a traced run's GC schedule (fit -o case.yaml -check DIR)
+  advise     the GC policy to set, from results with several: calmest tail within median and memory (advise -duration 8h DIR)
   trace      run your own training script unchanged, recording its steps and collections (trace -o DIR -- python train.py)
   ab         interleaved A/B of two environments (-a SPEC -b SPEC case ...); exit 1 when B regresses
   cases      list the built-in cases, or show one (cases list | cases show NAME)
@@ -58,7 +59,7 @@ type command func(ctx context.Context, args []string, stdout, stderr io.Writer) 
 
 var commands = map[string]command{
 	"run": cmdRun, "cases": cmdCases, "compare": cmdCompare, "gate": cmdGate, "golden": cmdGolden,
-	"ab": cmdAB, "report": cmdReport, "collect": cmdCollect, "trace": cmdTrace, "import": cmdImport, "fit": cmdFit, "worker": cmdWorker, "system": cmdSystem, "history": cmdHistory,
+	"ab": cmdAB, "report": cmdReport, "collect": cmdCollect, "trace": cmdTrace, "import": cmdImport, "fit": cmdFit, "advise": cmdAdvise, "worker": cmdWorker, "system": cmdSystem, "history": cmdHistory,
 	"version": func(_ context.Context, _ []string, stdout, _ io.Writer) error {
 		fmt.Fprintln(stdout, "gcjitter", cli.Version())
 		return nil
