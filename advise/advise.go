@@ -191,6 +191,10 @@ func Decide(caseName, ref string, cands []Candidate, c Constraints) (*Advice, er
 	if a.Pick == nil {
 		a.Blocked = refJ
 		a.Reason = fmt.Sprintf("no policy qualifies: each fails a constraint, and %s itself: %s", ref, excludedText(refJ, refJ, c))
+		if least, longest := leastMemory(a.Candidates); least != nil && least != refJ {
+			a.Reason += fmt.Sprintf("; of the policies whose median did not regress, %s needs the least memory for %s (%s) and %s lasts longest (%s)",
+				least.Variant, hoursText(c.Duration), stats.Bytes(least.NeedBytes), longest.Variant, stats.Hours(longest.LimitHours))
+		}
 	}
 	if a.Blocked != nil {
 		a.Binding = a.Blocked.Excluded[0]
@@ -361,4 +365,22 @@ func manualFamily(policy string) (family string, n int) {
 		}
 	}
 	return strings.Join(parts, "+"), p.ManualEvery
+}
+
+// leastMemory are, among the candidates whose median did not regress, the
+// one that needs the smallest limit for the job and the one that lasts the
+// longest within it: with no pick, what relaxing memory would admit first.
+func leastMemory(js []*Judged) (least, longest *Judged) {
+	for _, j := range js {
+		if !j.HasMemory || slices.Contains(j.Excluded, Median) {
+			continue
+		}
+		if least == nil || j.NeedBytes < least.NeedBytes {
+			least = j
+		}
+		if longest == nil || j.LimitHours > longest.LimitHours {
+			longest = j
+		}
+	}
+	return least, longest
 }

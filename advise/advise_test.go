@@ -113,6 +113,24 @@ func TestDecideKnownTruth(t *testing.T) {
 
 // TestDecideRelaxFigures: what relaxes a memory constraint is the limit the
 // job needs and the duration the limit allows, both of known size.
+// TestDecideNoneQualifies: with no pick, the reason names the policy that
+// needs the least memory and the one that lasts longest.
+func TestDecideNoneQualifies(t *testing.T) {
+	a, err := Decide("c", "default", []Candidate{
+		pol("default", 20, "", "", 600), pol("freeze", 12, stats.Improved, stats.Same, 100),
+		pol("manual:50", 14, stats.Improved, stats.Same, 200), pol("disabled", 10, stats.Improved, stats.Regressed, 1),
+	}, job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Pick != nil {
+		t.Fatalf("picked %s, want none", a.Pick.Variant)
+	}
+	if !strings.Contains(a.Reason, "freeze needs the least memory") || !strings.Contains(a.Reason, "freeze lasts longest") {
+		t.Errorf("reason %q does not name freeze (disabled lasts longer but its median regressed)", a.Reason)
+	}
+}
+
 func TestDecideRelaxFigures(t *testing.T) {
 	// 100 MiB per 1000 steps from 1 GiB at 10 ms: 8 h = 2880 ksteps needs
 	// 1 GiB + 288000 MiB = 282.25 GiB; 16 GiB lasts 15360/100 ksteps =
