@@ -177,6 +177,10 @@ func show(metric string, v float64) string {
 	switch metric {
 	case "p50", "p90", "p99", "max", "gen2-pause", "gen2-pause-mean":
 		return fmt.Sprintf("%.3gms", v/1e6)
+	case "rss-peak":
+		return stats.Bytes(v)
+	case "rss-growth":
+		return stats.Bytes(v) + "/kstep"
 	}
 	return fmt.Sprintf("%.3g", v)
 }

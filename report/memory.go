@@ -130,5 +130,5 @@ func memoryLegend(m *results.Manifest) string {
 	if m.Host.MemLimit > 0 {
 		limit = fmt.Sprintf("%s, from %s", stats.Bytes(float64(m.Host.MemLimit)), m.Host.MemLimitFrom)
 	}
-	return "memory: peak RSS over the measured steps; RSS/1k steps: its growth per 1000 steps (Theil-Sen slope); to limit: time until the memory limit at that growth and the median step time; limit " + limit
+	return "memory: peak RSS over the measured steps; RSS/1k steps: its growth per 1000 steps, of what collections leave (the slope of its lower envelope in the run's second half); to limit: time until the memory limit at that growth and the median step time; limit " + limit
 }

@@ -179,7 +179,9 @@ func RunSummaryText(w io.Writer, m *results.Manifest) {
 		}
 	}
 	fmt.Fprintln(w, "\nper variant, medians over runs: step-time quantiles; spikes and gen2 are counts per run; in GC: share of spikes that are GC spikes (their collections explain most of the excess)")
-	fmt.Fprintln(w, memoryLegend(m))
+	if slices.ContainsFunc(all, func(vs VariantSummary) bool { return vs.Memory != nil }) {
+		fmt.Fprintln(w, memoryLegend(m))
+	}
 }
 
 // runSummaryMarkdown is the same table in Markdown.

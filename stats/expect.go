@@ -34,6 +34,8 @@ var aggregates = []aggregate{
 	{"gen2-collections", "gen-2 collections per 1000 steps, pooled", pooledPerK(func(r RunSummary) int { return r.Collections[2] })},
 	{"gen2-pause", "median over runs of the largest gen-2 pause (ns)", medianOf(func(r RunSummary) float64 { return r.MaxPauseNS[2] })},
 	{"gen2-pause-mean", "mean gen-2 pause, pooled over runs (ns; no full collection: 0); one preempted collection moves it far less than the largest", pooledOf(func(r RunSummary) (float64, int) { return r.PauseNS[2], r.Collections[2] })},
+	{"rss-peak", "median over runs of the peak RSS (bytes; runs without RSS: not measured)", medianOf(func(r RunSummary) float64 { return memValue(r.RSS, false) })},
+	{"rss-growth", "median over runs of the RSS growth per 1000 steps (bytes; of what collections leave, see Mem.Growth), growth under the metric's absolute floor (16 MiB) counted as it, so a ratio to a variant that does not grow is finite", medianOf(func(r RunSummary) float64 { return atFloorAbs("rss-growth", []float64{memValue(r.RSS, true)})[0] })},
 	{"unscheduled-collections", "collections other than the policy's scheduled ones, total over runs", total(func(r RunSummary) int { return r.Unscheduled })},
 	{"amplification", "multi-rank: median over runs of the rate of global spikes put down to a collection / mean single-rank spike rate", medianOf(func(r RunSummary) float64 { return r.Amplification })},
 	{"over-worst-rank", "multi-rank: median over runs of the rate of global spikes put down to a collection / the largest single-rank spike rate (above 1: the job spikes more often than any one rank)", medianOf(func(r RunSummary) float64 { return r.OverWorstRank })},

@@ -151,7 +151,7 @@ func Bytes(b float64) string {
 	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
 		if a >= u.size {
 			v := b / u.size
-			if math.Abs(v) >= 100 {
+			if math.Abs(v) >= 100 || v == math.Trunc(v) {
 				return fmt.Sprintf("%.0f %s", v, u.name)
 			}
 			return fmt.Sprintf("%.1f %s", v, u.name)

@@ -105,7 +105,7 @@ func TestTimeToLimit(t *testing.T) {
 }
 
 func TestBytes(t *testing.T) {
-	for b, want := range map[float64]string{2.9 * (1 << 30): "2.9 GiB", 12 << 20: "12.0 MiB", -3 << 20: "-3.0 MiB", 512: "512 B", 300 << 20: "300 MiB"} {
+	for b, want := range map[float64]string{2.9 * (1 << 30): "2.9 GiB", 12 << 20: "12 MiB", -3.5 * (1 << 20): "-3.5 MiB", 16 << 30: "16 GiB", 512: "512 B", 300 << 20: "300 MiB"} {
 		if got := Bytes(b); got != want {
 			t.Errorf("Bytes(%v) = %q, want %q", b, got, want)
 		}

@@ -23,8 +23,10 @@ func cmdReport(_ context.Context, args []string, stdout, stderr io.Writer) error
 	format := report.FormatFlag(fs, "", "output `format`: text, markdown, json, junit or html (default: text on standard output, else by the -o file's extension, else html)")
 	out := fs.String("o", "", "write to this file (default: standard output)")
 	ref := fs.String("ref", report.DefaultReference, "one results directory: compare every variant of a case with this variant (none: no comparison)")
+	var memLimit cli.MemLimitFlag
+	fs.Var(&memLimit, "mem-limit", cli.MemLimitUsage)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: gcjitter report [-format F] [-o FILE] RESULTS [NEW]
+		fmt.Fprint(stderr, `usage: gcjitter report [-format F] [-o FILE] [-mem-limit SIZE] RESULTS [NEW]
 
 Renders one results directory (its policies side by side: each variant
 against the reference variant -ref with its verdicts, step timelines,
@@ -56,6 +58,7 @@ status is 0 whatever the verdicts (gcjitter compare and gate judge).
 		if err != nil {
 			return cli.Usagef("%v", err)
 		}
+		m.Host.MemLimit, m.Host.MemLimitFrom = memLimit.Limit(m.Host)
 		d.Manifest = m
 	} else if fs.NArg() == 1 {
 		return cli.Usagef("%s is not a results directory; give two inputs to compare benchfmt files", last)

@@ -18,6 +18,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs, f := measuringFlags("gcjitter run", stderr)
 	check := fs.Bool("check", false, "evaluate the cases' expect: assertions; exit 1 when one fails")
 	format := report.MeasuringFormatFlag(fs)
+	var memLimit cli.MemLimitFlag
+	fs.Var(&memLimit, "mem-limit", cli.MemLimitUsage)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "usage: gcjitter run [flags] [case|file ...]\n\nRuns cases (default: the quick suite) and writes a results directory.\n\n")
 		fs.PrintDefaults()
@@ -34,6 +36,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return launchError(runErr)
 	}
 	out := report.HumanOut(*format, stdout, stderr)
+	m.Host.MemLimit, m.Host.MemLimitFrom = memLimit.Limit(m.Host)
 	report.RunSummaryText(out, m)
 	d := &report.Doc{Kind: "run", Title: "gcjitter run: " + dir, Generated: time.Now(), Manifest: m}
 	if err := report.AttachSteps(d, dir); err == nil {
