@@ -1,0 +1,153 @@
+package advise
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gcjitter/gcjitter/results"
+	"github.com/gcjitter/gcjitter/stats"
+)
+
+// traceDir writes a results directory as gcjitter trace leaves it: case
+// job, variant traced, here under policy; runs of 400 steps of about
+// stepMS, a full collection every gen2Every steps (0: none), RSS growing
+// by growthMiB per 1000 steps from 1 GiB, on a host whose limit is
+// limitGiB.
+func traceDir(t *testing.T, policy string, runs int, stepMS float64, gen2Every int, growthMiB float64, limitGiB int64, seed uint64) string {
+	t.Helper()
+	dir := t.TempDir()
+	const steps = 400
+	rng := rand.New(rand.NewPCG(seed, 7))
+	m := &results.Manifest{Schema: results.ManifestSchema, Tool: "test", Started: time.Now().UTC(),
+		Host:  results.Host{MemLimit: limitGiB << 30, MemLimitFrom: "test host"},
+		Cases: []results.Case{{Name: "job", Steps: steps, Runs: runs, Variants: []results.Variant{{Name: "traced", Policy: policy}}}}}
+	for r := range runs {
+		rel, _ := results.RunFiles("job", "traced", r)
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Create(filepath.Join(dir, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := bufio.NewWriter(f)
+		fmt.Fprintf(w, `{"type":"meta","schema":1,"python":{"version":"3.11.2"},"device":{"kind":"cpu"},"policy":%q,"model":"traced"}`+"\n", policy)
+		for i := range steps {
+			d := stepMS * 1e6 * (1 + 0.02*rng.NormFloat64())
+			gc := ""
+			if gen2Every > 0 && i%gen2Every == gen2Every-1 {
+				d += 5 * stepMS * 1e6
+				gc = fmt.Sprintf(`{"gen":2,"ns":%d,"collected":12,"uncollectable":0,"in_step":true,"manual":false}`, int64(5*stepMS*1e6))
+			}
+			rss := int64(1<<30 + growthMiB*(1<<20)*float64(i)/1000)
+			fmt.Fprintf(w, `{"type":"step","i":%d,"warmup":false,"ns":%d,"gc":[%s],"lost":0,"sched":false,"count":[1,0,0],"rss":%d,"dev_mem":null}`+"\n", i, int64(d), gc, rss)
+		}
+		fmt.Fprintf(w, `{"type":"end","steps":%d,"wall_ns":1,"gc_stats":[],"recorded":null,"freeze_count":0}`+"\n", steps)
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		m.Runs = append(m.Runs, &results.Run{ID: fmt.Sprintf("job/traced/run-%02d", r+1), Case: "job", Variant: "traced", Policy: policy,
+			Index: r, Order: r, Records: rel, Status: results.StatusOK, Steps: steps})
+	}
+	if err := results.WriteManifest(dir, m); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestFromResultsTraceRuns: several trace runs of one job, one policy each,
+// all named "traced": each becomes its policy, the job's own settings the
+// reference; runs of one policy in two directories pool; the smallest
+// host limit applies; the mean step is the planted one.
+func TestFromResultsTraceRuns(t *testing.T) {
+	own := traceDir(t, "traced", 2, 10, 40, 0, 16, 1)
+	own2 := traceDir(t, "traced", 2, 10, 40, 0, 16, 2)
+	dis := traceDir(t, "disabled", 3, 10.1, 0, 100, 8, 3)
+	man := traceDir(t, "manual:50", 3, 10, 50, 0, 16, 4)
+	a, err := FromResults([]string{own, dis, man, own2}, Options{Constraints: Constraints{Duration: 8 * time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Reference != "traced" || a.Case != "job" {
+		t.Errorf("reference %q, case %q: want traced, job", a.Reference, a.Case)
+	}
+	if a.Limit != 8<<30 || a.LimitFrom != "test host" {
+		t.Errorf("limit %v from %q, want the smallest host's, 8 GiB", a.Limit, a.LimitFrom)
+	}
+	got := map[string]*Judged{}
+	for _, j := range a.Candidates {
+		got[j.Variant] = j
+	}
+	if names := slices.Sorted(func(yield func(string) bool) {
+		for n := range got {
+			if !yield(n) {
+				return
+			}
+		}
+	}); !slices.Equal(names, []string{"disabled", "manual:50", "traced"}) {
+		t.Fatalf("variants %v, want each run named by its policy", names)
+	}
+	if r := got["traced"].Runs; r != 4 {
+		t.Errorf("the job's own settings have %d runs, want 2+2 pooled", r)
+	}
+	if m := got["disabled"].MeanStep; math.Abs(m/10.1e6-1) > 0.005 {
+		t.Errorf("disabled's mean step %v ns, want 10.1 ms", m)
+	}
+	// 100 MiB per 1000 steps from 1 GiB against 8 GiB: 71.7 ksteps, 12 min
+	// at 10.1 ms: out long before 8 h.
+	d := got["disabled"]
+	if !slices.Equal(d.Excluded, []string{Memory}) || math.Abs(d.WorstGrowth/(100<<20)-1) > 0.01 {
+		t.Errorf("disabled excluded by %v at growth %v, want memory at 100 MiB/kstep", d.Excluded, stats.Bytes(d.WorstGrowth))
+	}
+	if a.Pick == nil || a.Pick.Variant == "disabled" {
+		t.Errorf("pick %v: want one whose memory lasts", a.Pick)
+	}
+	if a.Binding != Memory || a.Blocked != d {
+		t.Errorf("binding %q blocked %v, want memory, disabled (its p99 is the smallest: no collections)", a.Binding, a.Blocked)
+	}
+}
+
+func TestFromResultsBadInput(t *testing.T) {
+	one := traceDir(t, "traced", 1, 10, 40, 0, 16, 1)
+	nolimit := traceDir(t, "disabled", 1, 10, 0, 0, 0, 2)
+	tests := []struct {
+		name string
+		dirs []string
+		want string
+	}{
+		{"one policy", []string{one}, "case job has one policy (traced)"},
+		{"not a results directory", []string{t.TempDir()}, "advise reads results directories"},
+		{"no limit recorded", []string{one, nolimit}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := FromResults(tt.dirs, Options{})
+			var ie *results.InputError
+			if tt.want == "" {
+				// one has a 16 GiB limit: the smallest known applies.
+				if err != nil {
+					t.Errorf("%v", err)
+				}
+				return
+			}
+			if !errors.As(err, &ie) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %v, want an input error (exit 2) saying %q", err, tt.want)
+			}
+		})
+	}
+	nolimit2 := traceDir(t, "traced", 1, 10, 40, 0, 0, 3)
+	_, err := FromResults([]string{nolimit, nolimit2}, Options{})
+	if err == nil || !strings.Contains(err.Error(), "-mem-limit") {
+		t.Errorf("no limit anywhere: %v, want an error naming -mem-limit", err)
+	}
+}
