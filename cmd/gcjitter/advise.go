@@ -17,7 +17,7 @@ func cmdAdvise(_ context.Context, args []string, stdout, stderr io.Writer) error
 	var limit cli.MemLimitFlag
 	fs.Var(&limit, "mem-limit", cli.MemLimitUsage)
 	format := fs.String("format", "text", "output `format`: text or json")
-	caseName := fs.String("case", "", "the case to advise on when the results hold several")
+	caseName := fs.String("case", "", "the `case` to advise on when the results hold several")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: gcjitter advise [-duration D] [-mem-limit SIZE] [-format text|json] DIR...
 
