@@ -111,3 +111,70 @@ func TestBytes(t *testing.T) {
 		}
 	}
 }
+
+// leakRun is one run of known truth for memory growth: RSS climbs as the
+// heap fills, then saws with a full collection every 40 steps (30 MB
+// teeth at a random phase), its troughs settle upwards once by up to 20
+// MB in three runs of ten (as manual:50's did on ascend-gpt-periodic-gc:
+// 431 -> 452 MiB), with 0.5 MB noise, plus a planted leak of leak bytes
+// per step.
+func leakRun(rng *rand.Rand, steps int, leak float64) RunSummary {
+	var sm Summarizer
+	phase := rng.IntN(40)
+	settleAt, settle := steps, 0.0
+	if rng.IntN(10) < 3 {
+		settleAt, settle = steps/2+rng.IntN(steps/2), 20e6*rng.Float64()
+	}
+	for i := range steps {
+		y := 250e6 + 100e6*min(float64(i), 45)/45 + 30e6*float64((i+phase)%40)/40 + 0.5e6*rng.NormFloat64() + leak*float64(i)
+		if i >= settleAt {
+			y += settle
+		}
+		v := int64(y)
+		sm.Add(&bench.Step{Index: i, DurationNS: 1e6, RSS: &v})
+	}
+	return sm.Result(DefaultSpikeRule)
+}
+
+// The planted leak of 64 KiB per step (64 MiB per 1000 steps, four times
+// the absolute floor) is regressed, and an A/A is not, at nightly size
+// (5+5 runs of 2000 steps): rss-growth is a primary metric, tested like
+// the others. Shorter runs never raise false alarms either, but detect it
+// less often: a trough that settles by 20 MB within a 135-step half run
+// reads as 150 MiB per 1000 steps (docs/compare.md gives the rates).
+func TestPlantedLeakIsRegressedAndAANot(t *testing.T) {
+	if !IsPrimary("rss-growth", nil) {
+		t.Fatal("rss-growth is not primary: a leak would be reported, never judged")
+	}
+	rng := rand.New(rand.NewPCG(31, 32))
+	const trials = 200
+	for _, sz := range []struct {
+		runs, steps int
+		nightly     bool
+	}{{5, 2000, true}, {3, 500, false}, {2, 270, false}} {
+		regressed := func(leak float64) int {
+			n := 0
+			for range trials {
+				var old, new []RunSummary
+				for range sz.runs {
+					old = append(old, leakRun(rng, sz.steps, 0))
+					new = append(new, leakRun(rng, sz.steps, leak))
+				}
+				rows := Compare(MetricPairs("b", old, new), Options{})
+				if r := rowOf(rows, "rss-growth"); r != nil && r.Verdict == Regressed {
+					n++
+				}
+			}
+			return n
+		}
+		aa, planted := regressed(0), regressed(64<<10)
+		t.Logf("%d+%d runs of %d steps: A/A regressed in %d of %d, planted leak in %d of %d", sz.runs, sz.runs, sz.steps, aa, trials, planted, trials)
+		// 19 of 20 each way, with room for the trials' own sampling.
+		if aa > trials/40 {
+			t.Errorf("%d+%d runs of %d steps: A/A regressed in %d of %d trials, want at most %d", sz.runs, sz.runs, sz.steps, aa, trials, trials/40)
+		}
+		if sz.nightly && planted < trials-trials/40 {
+			t.Errorf("%d+%d runs of %d steps: the planted leak regressed in %d of %d trials, want at least %d", sz.runs, sz.runs, sz.steps, planted, trials, trials-trials/40)
+		}
+	}
+}
