@@ -53,6 +53,7 @@ func HTML(w io.Writer, d *Doc) error {
 	if d.Manifest != nil && (d.Comparison == nil || d.Reference != "") {
 		page.Policies = VariantSummaries(d.Manifest)
 		page.PolicyHeader = policyHeader
+		page.MemoryTrade = memoryTrade(d.Manifest, page.Policies)
 	}
 	var groups []chartGroup
 	figs := figureGroups(d)
@@ -221,6 +222,8 @@ type htmlPage struct {
 	// it), with its header.
 	Policies     []VariantSummary
 	PolicyHeader []string
+	// MemoryTrade says which variants buy their tail with memory.
+	MemoryTrade []string
 	// Scripts are the interactive charts (data, uPlot, our script) and
 	// ChartStyle uPlot's stylesheet; empty without step series.
 	Scripts    template.HTML
@@ -549,7 +552,8 @@ p, pre { overflow-wrap: anywhere; } pre { white-space: pre-wrap; }
 {{range .}}<tr><td>{{.ID}}</td><td>{{.Status}}</td><td class="reason">{{.Reason}}</td></tr>{{end}}</table>{{end}}
 {{with .Policies}}<h2>Policies side by side</h2><p class="reason">per variant, medians over runs; spikes and gen2 are counts per run; in GC: share of spikes that are GC spikes{{with $.Reference}}; each variant's verdicts against <code>{{.}}</code> follow{{end}}</p>
 <div class="wide"><table><tr>{{range $.PolicyHeader}}<th>{{.}}</th>{{end}}</tr>
-{{range .}}<tr><td class="bench">{{.Case}} <code>{{.Variant}}</code></td>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>{{end}}</table></div>{{end}}
+{{range .}}<tr><td class="bench">{{.Case}} <code>{{.Variant}}</code></td>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>{{end}}</table></div>
+{{range $.MemoryTrade}}<p class="reason">{{.}}</p>{{end}}{{end}}
 {{if .Rows}}<h2>Verdicts{{with .Reference}}: every variant against {{.}}{{end}}</h2>
 <div class="wide"><table><tr><th>benchmark</th><th>metric</th><th>old</th><th>new</th><th>change [interval]</th><th>p</th><th>n</th><th>verdict</th></tr>
 {{range .Rows}}<tr title="{{.Reason}}"><td class="bench">{{.Bench}}</td><td class="l">{{.Metric}}</td><td>{{.Old}}</td><td>{{.New}}</td><td>{{.Change}}</td><td>{{.P}}</td><td>{{.N}}</td><td class="{{.Verdict}}">{{.VerdictText}}</td></tr>

@@ -132,3 +132,18 @@ func memoryLegend(m *results.Manifest) string {
 	}
 	return "memory: peak RSS over the measured steps; RSS/1k steps: its growth per 1000 steps, of what collections leave (the slope of its lower envelope in the run's second half); to limit: time until the memory limit at that growth and the median step time; limit " + limit
 }
+
+// memoryTrade is every case's memoryTradeLines, each named by its case
+// when there are several.
+func memoryTrade(m *results.Manifest, all []VariantSummary) []string {
+	var out []string
+	for _, c := range m.Cases {
+		for _, l := range memoryTradeLines(caseVariants(all, c.Name), "default") {
+			if len(m.Cases) > 1 {
+				l = c.Name + " " + l
+			}
+			out = append(out, l)
+		}
+	}
+	return out
+}
