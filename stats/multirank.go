@@ -99,6 +99,9 @@ func MultiRank(ranks []*bench.Stream, rule SpikeRule) (RunSummary, RankSummary) 
 			st.DurationNS = max(st.DurationNS, s.DurationNS)
 			st.GC = append(st.GC, s.GC...)
 			st.Scheduled = st.Scheduled || s.Scheduled
+			// Memory: the largest rank's, the process that reaches a
+			// limit first (one rank: its own, as Summarize has it).
+			st.RSS, st.DeviceMem = maxMem(st.RSS, s.RSS), maxMem(st.DeviceMem, s.DeviceMem)
 			for _, e := range s.GC {
 				if e.InStep {
 					pause[r][k] += float64(e.PauseNS)
@@ -169,4 +172,12 @@ func MultiRank(ranks []*bench.Stream, rule SpikeRule) (RunSummary, RankSummary) 
 	}
 	sum.Amplification, sum.OverWorstRank, sum.StragglerInGC, sum.UnscheduledSpikes = rs.Amplification, rs.OverWorstRank, rs.StragglerInGC, rs.UnscheduledSpikes
 	return sum, rs
+}
+
+// maxMem is the larger of two memory samples, either of them absent (nil).
+func maxMem(a, b *int64) *int64 {
+	if a == nil || (b != nil && *b > *a) {
+		return b
+	}
+	return a
 }

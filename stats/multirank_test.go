@@ -110,3 +110,30 @@ func TestMultiRankHostNoise(t *testing.T) {
 		t.Errorf("synchronised with an unscheduled collection: %+v", rs)
 	}
 }
+
+// A run's memory is its ranks' largest, step by step: a multi-rank run
+// (and every collected or traced run, which MultiRank summarises) reports
+// peak and growth as a one-rank run does, not none.
+func TestMultiRankMemory(t *testing.T) {
+	streams := ranks(2, func(int) []int { return nil }, false)
+	for r, s := range streams {
+		for k, st := range s.Steps {
+			rss := int64(100<<20 + r*(1<<20) + k*(r+1)*(64<<10)) // rank 1 grows twice as fast
+			st.RSS = &rss
+		}
+	}
+	sum, _ := MultiRank(streams, SpikeRule{Factor: 3})
+	if sum.RSS == nil || sum.DevMem != nil {
+		t.Fatalf("RSS %v, device memory %v: want RSS only (no rank recorded device memory)", sum.RSS, sum.DevMem)
+	}
+	if want := float64(101<<20 + 199*2*(64<<10)); sum.RSS.Peak != want {
+		t.Errorf("peak %v, want rank 1's %v", sum.RSS.Peak, want)
+	}
+	if want := float64(1000 * 2 * (64 << 10)); sum.RSS.Growth != want {
+		t.Errorf("growth %v per 1000 steps, want rank 1's %v", sum.RSS.Growth, want)
+	}
+	one, _ := MultiRank(streams[:1], SpikeRule{Factor: 3})
+	if own := Summarize(streams[0], SpikeRule{Factor: 3}); one.RSS == nil || *one.RSS != *own.RSS {
+		t.Errorf("one rank: %+v, Summarize: %+v", one.RSS, own.RSS)
+	}
+}
