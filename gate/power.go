@@ -54,6 +54,9 @@ func (p *Plan) PlanPower() Power {
 						xs = append(xs, x)
 					}
 				}
+				if len(xs) == 0 {
+					continue // a baseline from before the metric: not judged
+				}
 				ci.items = append(ci.items, stats.PlanItem{Bench: results.BenchName(c.Name, v.Name), Metric: metric,
 					Spread: stats.BaselineSpread(metric, xs, g.Size.Steps), Floor: float64(c.Gate.Floor(metric)),
 					Drift: p.SessionDrift(results.BenchName(c.Name, v.Name), metric)})

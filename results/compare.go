@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"golang.org/x/perf/benchunit"
+
 	"github.com/gcjitter/gcjitter/stats"
 )
 
@@ -216,6 +218,7 @@ func Compare(old, new *Data, opt CompareOptions) *Comparison {
 		return nil
 	}
 	floorOf := map[[2]string]float64{}
+	oneSided := oneSidedUnits{}
 	unknownDir := map[string]bool{}
 	leftOut := map[string][]int{}
 	var pairs []stats.Pair
@@ -235,14 +238,14 @@ func Compare(old, new *Data, opt CompareOptions) *Comparison {
 		}
 		for _, u := range old.Units[b] {
 			if _, ok := new.Values[b][u]; !ok {
-				c.Notes = append(c.Notes, fmt.Sprintf("%s: unit %s is only in %s: not compared", b, u, old.Path))
+				oneSided.add(c, b, u, old.Path)
 			}
 		}
 		var benchPairs []stats.Pair
 		for _, u := range new.Units[b] {
 			oldVals, ok := old.Values[b][u]
 			if !ok {
-				c.Notes = append(c.Notes, fmt.Sprintf("%s: unit %s is only in %s: not compared", b, u, new.Path))
+				oneSided.add(c, b, u, new.Path)
 				continue
 			}
 			p := stats.Pair{Bench: b, Metric: u, Unit: u, Old: oldVals, New: new.Values[b][u], OldSteps: oldSteps, NewSteps: newSteps}
@@ -271,6 +274,7 @@ func Compare(old, new *Data, opt CompareOptions) *Comparison {
 		stats.MarkPrimary(benchPairs, primary(b))
 		pairs = append(pairs, benchPairs...)
 	}
+	oneSided.notes(c)
 	for _, m := range stats.Metrics {
 		if steps := leftOut[m.Name]; len(steps) > 0 {
 			c.Notes = append(c.Notes, fmt.Sprintf("%s left out of %d benchmark(s): runs have %d steps or fewer, a finite interval needs %d", m.Name, len(steps), slices.Max(steps), m.MinSteps))
@@ -296,6 +300,44 @@ func Compare(old, new *Data, opt CompareOptions) *Comparison {
 		},
 	})
 	return c
+}
+
+// oneSidedUnits gathers gcjitter's metrics that only one side has (a
+// baseline made before memory was measured, a run on a device the other
+// lacks), by side and metric, so that each says so once, not once per
+// benchmark; other units get a note each.
+type oneSidedUnits map[[2]string][]string // {path, unit} -> benches
+
+func (o oneSidedUnits) add(c *Comparison, bench, unit, path string) {
+	if _, ok := stats.MetricByUnit(unit); !ok {
+		c.Notes = append(c.Notes, fmt.Sprintf("%s: unit %s is only in %s: not compared", bench, unit, path))
+		return
+	}
+	o[[2]string{path, unit}] = append(o[[2]string{path, unit}], bench)
+}
+
+func (o oneSidedUnits) notes(c *Comparison) {
+	byPath := map[string][]string{}
+	benches := map[string]int{}
+	for _, m := range stats.Metrics {
+		_, tidied := benchunit.Tidy(1, m.Unit)
+		for _, u := range slices.Compact([]string{m.Unit, tidied}) {
+			for k, bs := range o {
+				if k[1] == u {
+					byPath[k[0]] = append(byPath[k[0]], u)
+					benches[k[0]] = max(benches[k[0]], len(bs))
+				}
+			}
+		}
+	}
+	for _, p := range slices.Sorted(maps.Keys(byPath)) {
+		units := byPath[p]
+		what := "unit " + units[0] + " is"
+		if len(units) > 1 {
+			what = "units " + strings.Join(units, ", ") + " are"
+		}
+		c.Notes = append(c.Notes, fmt.Sprintf("%s only in %s (%d benchmark(s)): not compared (the other side did not measure them: a baseline made before the metric existed, or a device the other side lacks)", what, p, benches[p]))
+	}
 }
 
 func joinInts(xs []int) string {
