@@ -18,7 +18,9 @@ the script does between optimizer steps. The time before the first step end
 
 Environment (set by gcjitter trace): GCJITTER_TRACE_DIR, the directory for
 streams; GCJITTER_TRACE_STEPS, steps to record (0: all); GCJITTER_TRACE_WARMUP,
-leading steps marked warm-up; GCJITTER_TRACE_STEP_FN, module:qualname.
+leading steps marked warm-up; GCJITTER_TRACE_STEP_FN, module:qualname;
+GCJITTER_TRACE_POLICY, a GC policy in the worker's grammar (parse_policy),
+applied at interpreter start and at the step ends as the worker applies it.
 
 Besides its stream, a process that stepped an optimizer or met the step
 function leaves status-PID.json at exit: how its steps were marked, for
@@ -37,6 +39,7 @@ DIR_ENV = "GCJITTER_TRACE_DIR"
 STEPS_ENV = "GCJITTER_TRACE_STEPS"
 WARMUP_ENV = "GCJITTER_TRACE_WARMUP"
 STEP_FN_ENV = "GCJITTER_TRACE_STEP_FN"
+POLICY_ENV = "GCJITTER_TRACE_POLICY"
 
 # Width reserved for the meta record's step count, rewritten in place at the
 # end (JSON allows the padding spaces).
@@ -52,8 +55,17 @@ _tracer = None
 
 
 class Tracer(object):
-    def __init__(self, out_dir, steps, warmup):
+    def __init__(self, out_dir, steps, warmup, policy=None, gc0=None):
         self.out_dir = out_dir
+        # -policy (a worker.Policy, applied at start by apply_policy), and
+        # the collector's settings it left, which the job should not move.
+        self.policy = policy
+        self.gc0 = gc0
+        self.gc_changed = None
+        self.frozen = False
+        # Step ends since the clock started, recorded or not: the policy's
+        # step action goes on after -steps stops the recording.
+        self.ends = 0
         self.limit = steps
         self.warmup = warmup
         self.pid = os.getpid()
@@ -136,7 +148,7 @@ class Tracer(object):
             "device": device,
             "gc": {"enabled": gc.isenabled(), "thresholds": list(gc.get_threshold()),
                    "freeze_count": gc.get_freeze_count(), "stats": gc.get_stats()},
-            "policy": "traced",
+            "policy": self.policy.text if self.policy is not None else "traced",
             "model": "traced",
             "sizes": {},
             "garbage": {"pattern": "traced"},
@@ -152,19 +164,30 @@ class Tracer(object):
             "steps": 0,
             "warmup": self.warmup,
             "recorder": True,
-            "notes": ["traced: " + " ".join(sys.argv), "steps end at " + self.marker()],
+            "notes": ["traced: " + " ".join(sys.argv), "steps end at " + self.marker()] + (
+                ["the job changed the collector's settings: " + self.gc_changed] if self.gc_changed else []),
             "heap": heap(),
         }
 
     def step(self):
         """A step ended: record it (the first end only starts the clock)."""
+        if os.getpid() != self.pid:
+            return
+        scheduled = False
+        if self.t0 is not None and self.policy is not None and self.policy.has_step_action:
+            # Inside the step's time, before t1, as the worker's loop does
+            # it: the step that collects is the slow one, marked sched.
+            self.ends += 1
+            scheduled = self._step_action()
         t1 = perf_counter_ns()
-        if self.done or os.getpid() != self.pid:
+        if self.done:
             return
         if self.t0 is None:
             self.recorder.take(t1)  # set-up's collections are not a step's
             self.recorder.totals = [0, 0, 0]
+            self._check_gc()
             self._open()
+            self._freeze_at(0)
             self.t0 = perf_counter_ns()
             return
         t0 = self.t0
@@ -173,16 +196,62 @@ class Tracer(object):
         rss = self.rss
         i = self.i
         self.stream.write_line(
-            '{"type":"step","i":%d,"warmup":%s,"ns":%d,"gc":%s,"lost":%d,"sched":false,'
+            '{"type":"step","i":%d,"warmup":%s,"ns":%d,"gc":%s,"lost":%d,"sched":%s,'
             '"count":[%d,%d,%d],"rss":%s,"dev_mem":null}' % (
                 i, "true" if i < self.warmup else "false", t1 - t0, events, lost,
+                "true" if scheduled else "false",
                 c0, c1, c2, rss() if rss is not None else "null"))
         self.i = i + 1
         if self.limit and self.i >= self.warmup + self.limit:
             self.finish()
             return
+        self._freeze_at(self.i)
         # The tracer's own work is not the next step's.
         self.t0 = perf_counter_ns()
+
+    def _step_action(self):
+        """The policy's step-end action (manual:N, collect-every-step,
+        empty-cache-every-step), as the worker's loop does it: collections
+        marked manual in the recorder. Whether it collected."""
+        p, state = self.policy, self.recorder.state
+        collected = False
+        if p.manual_every and self.ends % p.manual_every == 0:
+            state[worker._IN_SCHEDULED] = 1
+            gc.collect(p.manual_gen)
+            state[worker._IN_SCHEDULED] = 0
+            collected = True
+        elif p.collect_every_step:
+            state[worker._IN_SCHEDULED] = 1
+            gc.collect()
+            state[worker._IN_SCHEDULED] = 0
+            collected = True
+        if p.empty_cache_every_step:
+            _empty_cache()
+        return collected
+
+    def _freeze_at(self, i):
+        """freeze: once, when the warm-up's i steps are done (outside any
+        step's time, as the worker freezes before its first measured step)."""
+        if self.policy is not None and self.policy.freeze and not self.frozen and i == self.warmup:
+            self.frozen = True
+            gc.freeze()
+
+    def _check_gc(self):
+        """The job moved the collector's settings away from what it had at
+        interpreter start (under -policy, what the policy set): the run then
+        measures the job's settings, not the policy named. Noted once."""
+        if self.gc_changed or self.gc0 is None:
+            return
+        enabled, thresholds, frozen = self.gc0
+        what = []
+        if gc.isenabled() != enabled:
+            what.append("gc.enable()" if gc.isenabled() else "gc.disable()")
+        if gc.get_threshold() != thresholds:
+            what.append("gc.set_threshold%s (was %s)" % (gc.get_threshold(), thresholds))
+        if gc.get_freeze_count() > frozen and not self.frozen:
+            what.append("gc.freeze() (%d objects)" % gc.get_freeze_count())
+        if what:
+            self.gc_changed = ", ".join(what)
 
     def marker(self):
         """What ends a step, in words (the meta's note, gcjitter's line)."""
@@ -196,7 +265,9 @@ class Tracer(object):
 
     def optimizer_stepped(self, opt):
         """An optimizer's step returned: a step ends if it is end_at's."""
-        if self.done or self.explicit or os.getpid() != self.pid:
+        if self.explicit or os.getpid() != self.pid:
+            return
+        if self.done and (self.policy is None or not self.policy.has_step_action):
             return
         e = self.optims.get(id(opt))
         if e is None or e[1]() is not opt:
@@ -235,7 +306,7 @@ class Tracer(object):
             # The optimizer that ended steps is gone: this one takes its
             # place, the recording goes on.
             self.end_at, self.end_ref = label, ref
-        elif self.end_at is None or self.i <= CYCLE_WINDOW:
+        elif self.end_at is None or (self.i <= CYCLE_WINDOW and not self.done):
             # Steps end at the optimizer that stepped first last: start
             # the recording again at its step.
             if self.end_at is not None:
@@ -250,7 +321,7 @@ class Tracer(object):
             os.close(self.fd)
             self.fd = self.stream = None
         self.t0 = None
-        self.i = 0
+        self.i = self.ends = 0
         self.restarts += 1
 
     def fn_returned(self):
@@ -267,6 +338,7 @@ class Tracer(object):
         self.recorder.remove()
         if os.getpid() != self.pid:
             return
+        self._check_gc()
         self._write_status()
         if self.fd is None:
             return
@@ -303,6 +375,8 @@ class Tracer(object):
             "step_fn_calls": self.fn_calls,
             "step_fn_error": self.fn_error,
             "explicit": self.explicit,
+            "policy": self.policy.text if self.policy is not None else None,
+            "gc_changed": self.gc_changed,
         }
         path = os.path.join(self.out_dir, "status-%d.json" % self.pid)
         try:
@@ -311,6 +385,35 @@ class Tracer(object):
             os.replace(path + ".tmp", path)
         except OSError:
             pass
+
+
+def _empty_cache():
+    """empty-cache-every-step: the job's device cache, where torch has one
+    in use (none on a CPU, as the worker notes)."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return
+    if "torch_npu" in sys.modules:
+        torch.npu.empty_cache()
+    elif torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.empty_cache()
+
+
+def _gc_settings():
+    return gc.isenabled(), gc.get_threshold(), gc.get_freeze_count()
+
+
+def apply_policy(policy):
+    """At interpreter start, what the worker's start_run sets before its
+    loop: thresholds, and automatic collection off for disabled and manual
+    (without its resetting collection: the job has made nothing yet).
+    freeze and the step actions come at the step ends."""
+    if policy.threshold is not None:
+        t = list(gc.get_threshold())
+        t[: len(policy.threshold)] = policy.threshold
+        gc.set_threshold(*t)
+    if policy.disabled or policy.manual_every:
+        gc.disable()
 
 
 def heap():
@@ -363,7 +466,9 @@ def _child_tracer():
     global _tracer
     if not _forked[0] or _tracer is not None:
         return _tracer
-    _tracer = Tracer(_config["out"], _config["steps"], _config["warmup"])
+    # What the child starts from is what its parent left it (a change
+    # the job made there is the parent's to report).
+    _tracer = Tracer(_config["out"], _config["steps"], _config["warmup"], _config["policy"], _gc_settings())
     _tracer.step_fn = _config["step_fn"]
     # A multiprocessing child leaves by os._exit after its finalizers,
     # never through atexit.
@@ -528,11 +633,18 @@ def start():
         return
     steps = int(os.environ.get(STEPS_ENV, "0") or 0)
     warmup = int(os.environ.get(WARMUP_ENV, "0") or 0)
-    _tracer = Tracer(out, steps, warmup)
+    # gcjitter checked it with the Go twin of this parser; a failure here
+    # is the tracer's start failing, reported by trace_site.
+    text = os.environ.get(POLICY_ENV)
+    policy = worker.parse_policy(text) if text else None
+    if policy is not None:
+        apply_policy(policy)
+    gc0 = _gc_settings()
+    _tracer = Tracer(out, steps, warmup, policy, gc0)
     import atexit
     atexit.register(_tracer.finish)
     spec = os.environ.get(STEP_FN_ENV)
-    _config.update(out=out, steps=steps, warmup=warmup, step_fn=spec or None)
+    _config.update(out=out, steps=steps, warmup=warmup, step_fn=spec or None, policy=policy)
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(after_in_child=_after_fork)
     if spec:

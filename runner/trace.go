@@ -33,10 +33,13 @@ const (
 	TraceStepsEnv  = "GCJITTER_TRACE_STEPS"
 	TraceWarmupEnv = "GCJITTER_TRACE_WARMUP"
 	TraceStepFnEnv = "GCJITTER_TRACE_STEP_FN"
+	TracePolicyEnv = "GCJITTER_TRACE_POLICY"
 )
 
-// TraceVariant is the variant name of a traced run: the job ran with the
-// GC settings it chose itself.
+// TraceVariant is the variant name of a run traced without -policy: the
+// job ran with the GC settings it chose itself (the interpreter's default
+// unless the script changes them). A run traced with -policy P is of
+// variant P.
 const TraceVariant = "traced"
 
 // TraceOptions say what to trace and where the run goes.
@@ -48,11 +51,14 @@ type TraceOptions struct {
 	// step ends instead of the optimizer.
 	Steps, Warmup int
 	StepFn        string
-	Spike         stats.SpikeRule
-	Tool          string
-	Stdin         io.Reader
-	Stdout        io.Writer
-	Stderr        io.Writer
+	// Policy is a GC policy in the worker's grammar (bench.ParsePolicy),
+	// applied by the tracer; "": the job's own settings.
+	Policy string
+	Spike  stats.SpikeRule
+	Tool   string
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
 }
 
 // traceGrace is how long a cancelled job may take to stop by itself before
@@ -102,6 +108,13 @@ func (t *Traced) Account(stepFn string) []string {
 		}
 		if len(st.Late) > 0 && stepFn == "" && !st.Explicit {
 			add("%s first stepped after the steps had begun: a later phase, not a step's end (steps end at %s's step)", strings.Join(st.Late, ", "), st.EndAt)
+		}
+		if st.GCChanged != "" {
+			set := "the settings the job started with"
+			if st.Policy != "" {
+				set = "what -policy " + st.Policy + " set"
+			}
+			add("the job itself changed the collector's settings (%s) in process %d, after %s: the run measures the job's settings, not only %s", st.GCChanged, st.PID, set, variantOf(st.Policy))
 		}
 		if st.TracerError != "" {
 			add("the tracer did not start in process %d (%s): it recorded nothing", st.PID, st.TracerError)
@@ -171,6 +184,19 @@ type TraceStatus struct {
 	Explicit    bool     `json:"explicit"`
 	// TracerError: the tracer failed to start (trace_site.py says why).
 	TracerError string `json:"tracer_error"`
+	// Policy is the -policy the process ran under ("" for none);
+	// GCChanged what the job changed of the collector's settings after
+	// the start (gc.disable(), gc.set_threshold...), "" when nothing.
+	Policy    string `json:"policy"`
+	GCChanged string `json:"gc_changed"`
+}
+
+// variantOf is the variant of a run traced under policy ("": none).
+func variantOf(policy string) string {
+	if policy == "" {
+		return TraceVariant
+	}
+	return policy
 }
 
 // StepFnError is a -step-fn that names what is not there, found before
@@ -181,16 +207,31 @@ func (e *StepFnError) Error() string {
 	return fmt.Sprintf("-step-fn %s: %s; the job was not started", e.Spec, e.Missing)
 }
 
+// PolicyError is a -policy the worker's grammar refuses, found before the
+// job starts.
+type PolicyError struct{ Err error }
+
+func (e *PolicyError) Error() string {
+	return fmt.Sprintf("-policy: %v; the job was not started", e.Err)
+}
+
+func (e *PolicyError) Unwrap() error { return e.Err }
+
 // Trace runs the job with the tracer injected (a sitecustomize first on
 // PYTHONPATH that runs the job's own), its standard streams passed
 // through, and adds what its processes recorded to the results directory
 // as one run: one stream per rank under torchrun, or per process of a job
 // whose processes step on their own (torch.multiprocessing). Signals: see
 // waitJob. A -step-fn is checked against the source before the job starts
-// (*StepFnError).
+// (*StepFnError), a -policy against the worker's grammar (*PolicyError).
 func Trace(ctx context.Context, opt TraceOptions) (*Traced, error) {
 	if len(opt.Command) == 0 {
 		return nil, errors.New("no command to trace")
+	}
+	if opt.Policy != "" {
+		if _, err := bench.ParsePolicy(opt.Policy); err != nil {
+			return nil, &PolicyError{Err: err}
+		}
 	}
 	if opt.StepFn != "" {
 		if err := checkStepFn(ctx, opt); err != nil {
@@ -213,6 +254,9 @@ func Trace(ctx context.Context, opt TraceOptions) (*Traced, error) {
 		TraceStepsEnv+"="+strconv.Itoa(opt.Steps), TraceWarmupEnv+"="+strconv.Itoa(opt.Warmup))
 	if opt.StepFn != "" {
 		env = append(env, TraceStepFnEnv+"="+opt.StepFn)
+	}
+	if opt.Policy != "" {
+		env = append(env, TracePolicyEnv+"="+opt.Policy)
 	}
 	cmd := exec.Command(opt.Command[0], opt.Command[1:]...)
 	cmd.Env, cmd.Stdin, cmd.Stdout, cmd.Stderr = env, opt.Stdin, opt.Stdout, opt.Stderr
@@ -381,7 +425,7 @@ func collectTraced(opt TraceOptions, t *Traced) error {
 		}
 		t.Processes = len(paths)
 	}
-	c, err := Collect(opt.Out, opt.Case, TraceVariant, paths, opt.Spike, opt.Tool, append([]string{"gcjitter", "trace", "--"}, opt.Command...))
+	c, err := Collect(opt.Out, opt.Case, variantOf(opt.Policy), paths, opt.Spike, opt.Tool, append([]string{"gcjitter", "trace", "--"}, opt.Command...))
 	if err != nil {
 		return err
 	}

@@ -147,7 +147,7 @@ func TestTracerEnvAgrees(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for py, goName := range map[string]string{"DIR_ENV": TraceDirEnv, "STEPS_ENV": TraceStepsEnv, "WARMUP_ENV": TraceWarmupEnv, "STEP_FN_ENV": TraceStepFnEnv} {
+	for py, goName := range map[string]string{"DIR_ENV": TraceDirEnv, "STEPS_ENV": TraceStepsEnv, "WARMUP_ENV": TraceWarmupEnv, "STEP_FN_ENV": TraceStepFnEnv, "POLICY_ENV": TracePolicyEnv} {
 		if want := fmt.Sprintf("%s = %q\n", py, goName); !strings.Contains(string(src), want) {
 			t.Errorf("tracer.py lacks %q", want)
 		}

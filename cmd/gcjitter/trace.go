@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/gcjitter/gcjitter/bench"
 	"github.com/gcjitter/gcjitter/internal/cli"
 	"github.com/gcjitter/gcjitter/runner"
 	"github.com/gcjitter/gcjitter/stats"
@@ -21,23 +22,31 @@ func cmdTrace(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	caseName := fs.String("case", "", "case name of the run (default: the script's name, with its directory's for main.py or when another command's runs hold that case in DIR)")
 	steps := fs.Int("steps", 0, "steps to record after the warm-up (0: until the job ends); the job runs on untraced")
 	warmup := fs.Int("warmup", 2, "leading steps recorded as warm-up (left out of the figures)")
+	policy := fs.String("policy", "", "GC policy to run the job under, as the worker's: default, disabled, threshold:T0,T1,T2, freeze, manual:N[:gen], collect-every-step, empty-cache-every-step, joined by + (default: the job's own settings, variant \"traced\")")
 	stepFn := fs.String("step-fn", "", "a step ends when this function returns, `module:qualname` (default: the optimizer's step; or the script calls gcjitter_step())")
 	spikeRule := spikeFactorFlag(fs)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: gcjitter trace -o DIR [flags] -- COMMAND [ARG ...]
+		fmt.Fprint(stderr, `usage: gcjitter trace -o DIR [-policy P] [flags] -- COMMAND [ARG ...]
 
 Runs a training job unchanged (python train.py ..., or torchrun ...) with a
 recorder injected at interpreter start, and adds what it recorded to the
-results directory DIR as a run of variant "traced": every step's time and
+results directory DIR as a run of variant "traced" (with -policy P, of
+variant P: the job traced under several policies is one case whose
+variants report, compare and advise set side by side): every step's time and
 every collection in it, in the worker's record stream, one stream per rank
 under torchrun or per process of a torch.multiprocessing job, all of them
 one run. A step ends when the optimizer's step returns, or the
 function -step-fn names, or where the script calls gcjitter_step().
+-policy is applied in every Python process of the job at interpreter
+start (disabled, threshold, the automatic collector off for manual), and
+at the step ends as the worker applies it (manual:N's collection and
+collect-every-step's inside the step that ends, freeze once the warm-up
+steps are done).
 The job's standard streams pass through; gcjitter's own lines go to
 standard error. Several optimizers stepping in turn (a GAN) make one step
 per cycle, ending at the last of them. Exit status: the job's; 2 when
--step-fn names what is not there or the case holds another command's runs
-(before the job starts); 3 when the job succeeded but no step was recorded.
+-step-fn names what is not there, -policy is not one, or the case holds
+another command's runs (before the job starts); 3 when the job succeeded but no step was recorded.
 A first SIGINT is the job's to handle (gcjitter waits as long as it runs);
 a second sends it SIGTERM, a third SIGKILL.
 
@@ -56,6 +65,11 @@ a second sends it SIGTERM, a third SIGKILL.
 	case *stepFn != "" && !strings.Contains(*stepFn, ":"):
 		return cli.Usagef("-step-fn %q: want module:qualname (e.g. train:train_step)", *stepFn)
 	}
+	if *policy != "" {
+		if _, err := bench.ParsePolicy(*policy); err != nil {
+			return cli.Usagef("%v", &runner.PolicyError{Err: err})
+		}
+	}
 	rule, err := spikeRule()
 	if err != nil {
 		return err
@@ -66,10 +80,11 @@ a second sends it SIGTERM, a third SIGKILL.
 		return cli.Usagef("%v", err)
 	}
 	tr, err := runner.Trace(ctx, runner.TraceOptions{Out: *out, Case: name, Command: command, Steps: *steps, Warmup: *warmup,
-		StepFn: *stepFn, Spike: rule, Tool: cli.Version(), Stdin: os.Stdin, Stdout: stdout, Stderr: stderr})
+		StepFn: *stepFn, Policy: *policy, Spike: rule, Tool: cli.Version(), Stdin: os.Stdin, Stdout: stdout, Stderr: stderr})
 	var bad *runner.StepFnError
+	var badPolicy *runner.PolicyError
 	switch {
-	case errors.As(err, &bad):
+	case errors.As(err, &bad), errors.As(err, &badPolicy):
 		return cli.Usagef("%v", err)
 	case err != nil && tr == nil:
 		return cli.Usagef("%v", err)
