@@ -430,7 +430,29 @@ func collectTraced(opt TraceOptions, t *Traced) error {
 		return err
 	}
 	t.Runs = append(t.Runs, c)
+	if err := recordTraceHost(opt.Out); err != nil {
+		return err
+	}
 	return recordTraceCommand(opt.Out, opt.Case, opt.Command)
+}
+
+// recordTraceHost gives a results directory of traced runs, which Collect
+// leaves without a host (its streams may come from anywhere), this
+// host's facts: the job ran here, and its memory limit is what report's
+// and advise's time to the limit reckon against.
+func recordTraceHost(out string) error {
+	m, err := results.ReadManifest(out)
+	if err != nil {
+		return err
+	}
+	if m.Host.Hostname != "" || m.Host.MemLimit != 0 {
+		return nil
+	}
+	m.Host = ProbeHost(context.Background())
+	if err := results.WriteManifest(out, m); err != nil {
+		return err
+	}
+	return results.WriteBench(out, m)
 }
 
 // asProcesses writes copies of the streams as processes 0..n-1 of one
