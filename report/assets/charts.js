@@ -170,12 +170,13 @@
     return v >= 1024 ? (v / 1024).toFixed(2) + " GiB" : v.toFixed(0) + " MiB";
   }
 
-  // memory: every run's RSS on the timeline's steps, with its collections
-  // on it: default's sawtooth (each full collection frees) beside
-  // disabled's ramp (nothing ever does).
+  // memory: every run's RSS on the timeline's steps, with its full
+  // collections on it: default's sawtooth (each frees the cyclic garbage)
+  // beside disabled's ramp (nothing ever does). Young collections, every
+  // few steps, would only hide the lines.
   function memory(box, g) {
     var cols = [g.x], series = [{ label: "step", value: function (u, v) { return v == null ? "-" : fmtStep(v); } }];
-    var marks = [null, null, null], any = false;
+    var marks = null, any = false;
     g.sides.forEach(function (side) {
       side.runs.forEach(function (run, ri) {
         if (!run.m) return;
@@ -184,25 +185,22 @@
           value: function (u, v) { return fmtMiB(v); }, points: { show: false } });
         cols.push(run.m);
         (run.gc || []).forEach(function (r) {
-          for (var gen = 0; gen < 3; gen++) {
-            if (!(r[1] & (1 << gen)) || run.m[r[0]] == null) continue;
-            if (!marks[gen]) marks[gen] = g.x.map(function () { return null; });
-            if (marks[gen][r[0]] == null) marks[gen][r[0]] = run.m[r[0]];
-          }
+          if (!(r[1] & 4) || run.m[r[0]] == null) return;
+          if (!marks) marks = g.x.map(function () { return null; });
+          if (marks[r[0]] == null) marks[r[0]] = run.m[r[0]];
         });
       });
     });
     if (!any) return null;
-    for (var gen = 2; gen >= 0; gen--) {
-      if (!marks[gen]) continue;
-      series.push(markerSeries("gen-" + gen + " collection", GEN_COLORS[gen], [4, 6, 8][gen]));
-      cols.push(marks[gen]);
+    if (marks) {
+      series.push(markerSeries("gen-2 collection", GEN_COLORS[2], 8));
+      cols.push(marks);
     }
     var fig = document.createElement("figure");
     fig.className = "memory";
     box.appendChild(fig);
     var u = new uPlot({
-      width: chartWidth(box), height: 260, title: "memory: RSS of every run, with its collections",
+      width: chartWidth(box), height: 300, title: "memory: RSS of every run, with its full collections",
       scales: { x: { time: false }, y: { time: false } },
       axes: [{ label: "step", values: function (u, vals) { return vals.map(fmtStep); } },
         { label: "RSS", size: 84, values: function (u, vals) { return vals.map(function (v) { return v == null ? "" : fmtMiB(v); }); } }],
