@@ -294,6 +294,15 @@ func (o *Outcome) settle() {
 	if o.Comparison.Regressed() && o.Policy.Timing != TimingReport {
 		o.fail("a timing metric regressed")
 	}
+	// Memory growth does not depend on the host's speed: a leak fails a
+	// gate whose timings are reported only.
+	if o.Policy.Timing == TimingReport {
+		for _, r := range o.Comparison.Rows {
+			if m, ok := stats.MetricByName(r.Metric); ok && m.Memory && r.Verdict == stats.Regressed {
+				o.fail(fmt.Sprintf("%s %s regressed (memory is judged whatever -timing says)", r.Bench, r.Metric))
+			}
+		}
+	}
 	if o.Unknowns > 0 && o.Policy.UnknownFails {
 		o.fail(fmt.Sprintf("%d metrics are unknown (-unknown fail)", o.Unknowns))
 	}

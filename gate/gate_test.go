@@ -208,6 +208,11 @@ func TestSettleAppliesThePolicy(t *testing.T) {
 		{"unknown passes by default", rows(stats.Unknown), Policy{Timing: "gate"}, false},
 		{"unknown fails when asked", rows(stats.Unknown), Policy{Timing: "gate", UnknownFails: true}, true},
 		{"improved passes", rows(stats.Improved), Policy{Timing: "gate"}, false},
+		{"memory growth regressed, timings reported only", func() *results.Comparison {
+			c := rows(stats.Regressed, stats.Regressed)
+			c.Rows[0].Metric, c.Rows[1].Metric = "p50", "rss-growth"
+			return c
+		}(), Policy{Timing: "report"}, true},
 	} {
 		o := &Outcome{Comparison: tc.cmp, Policy: tc.pol}
 		o.settle()

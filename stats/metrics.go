@@ -30,6 +30,10 @@ type Metric struct {
 	// a comparison, since a change relative to a near-zero slope has no
 	// size. Floor is then relative to that.
 	FloorAbs float64
+	// Memory: a memory figure, not a time. The host's speed and load do
+	// not move it, so a gate judges it even where it only reports timings
+	// (a baseline of another CPU model).
+	Memory bool
 	// Primary: tested by default (DefaultPrimary); the others are reported
 	// with their change, not tested.
 	Primary bool
@@ -77,10 +81,10 @@ var Metrics = []Metric{
 	{Name: "gen2-pause", Unit: "gen2-max-pause-ns", LengthBiased: true, Floor: 0.03, Primary: true, Drift: HostDrift, Value: func(r RunSummary) float64 { return r.MaxPauseNS[2] }},
 	// Memory, the price of a calm tail: a policy that collects less keeps
 	// cyclic garbage alive. The peak grows with the run's length.
-	{Name: "rss-peak", Unit: "rss-peak-bytes", LengthBiased: true, Floor: 0.10, Value: func(r RunSummary) float64 { return memValue(r.RSS, false) }},
-	{Name: "rss-growth", Unit: RSSGrowthUnit, Floor: RSSGrowthFloor, FloorAbs: RSSGrowthFloorAbs, Primary: true, Value: func(r RunSummary) float64 { return memValue(r.RSS, true) }},
-	{Name: "dev-mem-peak", Unit: "dev-mem-peak-bytes", LengthBiased: true, Floor: 0.10, Value: func(r RunSummary) float64 { return memValue(r.DevMem, false) }},
-	{Name: "dev-mem-growth", Unit: "dev-mem-growth-bytes/kstep", Floor: RSSGrowthFloor, FloorAbs: RSSGrowthFloorAbs, Value: func(r RunSummary) float64 { return memValue(r.DevMem, true) }},
+	{Name: "rss-peak", Memory: true, Unit: "rss-peak-bytes", LengthBiased: true, Floor: 0.10, Value: func(r RunSummary) float64 { return memValue(r.RSS, false) }},
+	{Name: "rss-growth", Memory: true, Unit: RSSGrowthUnit, Floor: RSSGrowthFloor, FloorAbs: RSSGrowthFloorAbs, Primary: true, Value: func(r RunSummary) float64 { return memValue(r.RSS, true) }},
+	{Name: "dev-mem-peak", Memory: true, Unit: "dev-mem-peak-bytes", LengthBiased: true, Floor: 0.10, Value: func(r RunSummary) float64 { return memValue(r.DevMem, false) }},
+	{Name: "dev-mem-growth", Memory: true, Unit: "dev-mem-growth-bytes/kstep", Floor: RSSGrowthFloor, FloorAbs: RSSGrowthFloorAbs, Value: func(r RunSummary) float64 { return memValue(r.DevMem, true) }},
 }
 
 // RSSGrowthUnit is the unit of the host memory growth in results.bench.
