@@ -514,7 +514,7 @@ func (p *Plan) contamination(c *cases.Case) string {
 	if p.History != nil {
 		return "" // nights, not one session's runs
 	}
-	bad := p.Goldens[c.Name].Contaminated()
+	bad := golden.Contaminated(p.Goldens[c.Name])
 	if len(bad) == 0 {
 		return ""
 	}

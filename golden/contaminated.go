@@ -22,15 +22,29 @@ type Contamination struct {
 	IDs []string
 }
 
-// Contaminated are the variants of g whose runs disagree.
-func (g *Golden) Contaminated() []Contamination {
-	var out []Contamination
-	for _, v := range g.Variants {
-		xs := make([]float64, len(v.Runs))
-		for i, r := range v.Runs {
-			xs[i] = r[stats.OutlierMetric]
+// Contaminated are the variants of the baselines (made in one session)
+// whose runs disagree; the host's noise is pooled over all of them.
+func Contaminated(gs ...*Golden) []Contamination {
+	type at struct {
+		g *Golden
+		v int
+	}
+	var groups [][]float64
+	var where []at
+	for _, g := range gs {
+		for vi, v := range g.Variants {
+			xs := make([]float64, len(v.Runs))
+			for i, r := range v.Runs {
+				xs[i] = r[stats.OutlierMetric]
+			}
+			groups = append(groups, xs)
+			where = append(where, at{g, vi})
 		}
-		if o := stats.OutlyingRuns(xs); len(o) > 0 {
+	}
+	var out []Contamination
+	for i, o := range stats.OutlyingRuns(groups) {
+		if len(o) > 0 {
+			g, v := where[i].g, where[i].g.Variants[where[i].v]
 			out = append(out, Contamination{Case: g.Case, Variant: v.Name, Runs: len(v.Runs), Outliers: o})
 		}
 	}
@@ -65,8 +79,8 @@ type ContaminatedError struct {
 }
 
 func (e *ContaminatedError) Error() string {
-	lines := []string{fmt.Sprintf("the host was disturbed during these runs: their timings disagree beyond its noise (%s more than %.0f%% from its variant's median, modified z-score above %.1f); no baseline was written:",
-		stats.OutlierMetric, 100*stats.OutlierFloor, stats.OutlierZ)}
+	lines := []string{fmt.Sprintf("the host was disturbed during these runs: their timings disagree beyond its noise (%s at %.1fx or 1/%.1fx of its variant's median or beyond, modified z-score above %.1f); no baseline was written:",
+		stats.OutlierMetric, stats.OutlierRatio, stats.OutlierRatio, stats.OutlierZ)}
 	for _, c := range e.Variants {
 		lines = append(lines, "  "+c.String())
 	}

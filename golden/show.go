@@ -125,11 +125,11 @@ func Update(w io.Writer, dir, class string, m *results.Manifest, resDir string, 
 		if err != nil {
 			return &UpdateError{err}
 		}
-		for _, c := range g.Contaminated() {
-			c.IDs = runIDs(m, name, c.Variant)
-			refused.Variants = append(refused.Variants, c)
-		}
 		gs = append(gs, g)
+	}
+	for _, c := range Contaminated(gs...) {
+		c.IDs = runIDs(m, c.Case, c.Variant)
+		refused.Variants = append(refused.Variants, c)
 	}
 	if len(refused.Variants) > 0 {
 		return refused

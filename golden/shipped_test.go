@@ -1,0 +1,34 @@
+package golden
+
+import (
+	"testing"
+
+	"github.com/gcjitter/gcjitter/bench"
+)
+
+// TestShippedBaselinesMatchShippedWorker: every committed baseline was made
+// by the worker that ships. A change to bench/worker.py without remade
+// baselines cannot land: against a baseline of another worker every
+// schedule change reads as "environment changed" and gates nothing.
+// (That their schedules match what this worker produces at their size is
+// TestQuickSuiteChecks, which runs it.) Remake with:
+//
+//	gcjitter golden update -host-class ci-cpu -reduced -runs 5
+func TestShippedBaselinesMatchShippedWorker(t *testing.T) {
+	classes := Classes(".")
+	if len(classes) == 0 {
+		t.Fatal("no committed baselines found")
+	}
+	for _, class := range classes {
+		gs := ReadClass(".", class)
+		for _, g := range gs {
+			if g.Env.Worker != bench.WorkerName() {
+				t.Errorf("%s: made by %s, but %s ships: remake the baselines (gcjitter golden update -host-class %s -reduced -runs %d)",
+					Path(".", class, g.Case), g.Env.Worker, bench.WorkerName(), class, g.Size.Runs)
+			}
+		}
+		for _, c := range Contaminated(gs...) {
+			t.Errorf("%s is contaminated (made on a disturbed host): %s", Path(".", class, c.Case), c)
+		}
+	}
+}
