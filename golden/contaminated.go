@@ -9,41 +9,54 @@ import (
 )
 
 // Contamination is a variant of a baseline whose runs disagree with each
-// other beyond the host's noise (stats.OutlyingRuns on their p50): the
-// host was disturbed while some of them ran. Its timings are then no
-// baseline: the spread they show is the disturbance, and a gate against
-// them either cannot fail or fails for the baseline's fault.
+// other beyond the host's noise (stats.OutlyingRuns on their p50 or their
+// mean): the host was disturbed while some of them ran. Its timings are
+// then no baseline: the spread they show is the disturbance, and a gate
+// against them either cannot fail or fails for the baseline's fault.
 type Contamination struct {
 	Case, Variant string
-	Runs          int             // the variant's runs
-	Outliers      []stats.Outlier // Index into the variant's runs
-	// IDs name the outlying runs where the results are at hand (golden
-	// update); nil for a baseline read from its file.
+	Runs          int // the variant's runs
+	// Outliers by metric (stats.OutlierMetrics), Index into the runs.
+	Outliers map[string][]stats.Outlier
+	// IDs name the runs where the results are at hand (golden update);
+	// nil for a baseline read from its file.
 	IDs []string
 }
 
 // Contaminated are the variants of the baselines (made in one session)
-// whose runs disagree; the host's noise is pooled over all of them.
+// whose runs disagree; the host's noise is pooled over all of them, per
+// metric.
 func Contaminated(gs ...*Golden) []Contamination {
 	type at struct {
 		g *Golden
 		v int
 	}
-	var groups [][]float64
 	var where []at
 	for _, g := range gs {
-		for vi, v := range g.Variants {
-			xs := make([]float64, len(v.Runs))
-			for i, r := range v.Runs {
-				xs[i] = r[stats.OutlierMetric]
-			}
-			groups = append(groups, xs)
+		for vi := range g.Variants {
 			where = append(where, at{g, vi})
 		}
 	}
+	found := make([]map[string][]stats.Outlier, len(where))
+	for _, metric := range stats.OutlierMetrics {
+		groups := make([][]float64, len(where))
+		for i, w := range where {
+			for _, r := range w.g.Variants[w.v].Runs {
+				groups[i] = append(groups[i], r[metric]) // absent (older baselines): 0, not judged
+			}
+		}
+		for i, o := range stats.OutlyingRuns(groups) {
+			if len(o) > 0 {
+				if found[i] == nil {
+					found[i] = map[string][]stats.Outlier{}
+				}
+				found[i][metric] = o
+			}
+		}
+	}
 	var out []Contamination
-	for i, o := range stats.OutlyingRuns(groups) {
-		if len(o) > 0 {
+	for i, o := range found {
+		if o != nil {
 			g, v := where[i].g, where[i].g.Variants[where[i].v]
 			out = append(out, Contamination{Case: g.Case, Variant: v.Name, Runs: len(v.Runs), Outliers: o})
 		}
@@ -54,21 +67,29 @@ func Contaminated(gs ...*Golden) []Contamination {
 // String names the outlying runs and how far each stands from the others:
 // "case/variant: runs 3, 4 of 5 have p50 1.96x, 1.98x the median (31.2 ms)".
 func (c Contamination) String() string {
-	names := make([]string, len(c.Outliers))
-	ratios := make([]string, len(c.Outliers))
-	for i, o := range c.Outliers {
-		names[i] = fmt.Sprint(o.Index + 1)
-		if c.IDs != nil {
-			names[i] = c.IDs[o.Index]
+	var parts []string
+	for _, metric := range stats.OutlierMetrics {
+		os := c.Outliers[metric]
+		if len(os) == 0 {
+			continue
 		}
-		ratios[i] = fmt.Sprintf("%.2fx", o.Ratio())
+		names := make([]string, len(os))
+		ratios := make([]string, len(os))
+		for i, o := range os {
+			names[i] = fmt.Sprint(o.Index + 1)
+			if c.IDs != nil {
+				names[i] = c.IDs[o.Index]
+			}
+			ratios[i] = fmt.Sprintf("%.2fx", o.Ratio())
+		}
+		runs, have := "runs", "have"
+		if len(names) == 1 {
+			runs, have = "run", "has"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s of %d %s %s %s the median (%.3g ms)", runs, strings.Join(names, ", "), c.Runs,
+			have, metric, strings.Join(ratios, ", "), os[0].Median/1e6))
 	}
-	runs, have := "runs", "have"
-	if len(names) == 1 {
-		runs, have = "run", "has"
-	}
-	return fmt.Sprintf("%s/%s: %s %s of %d %s %s %s the median (%.3g ms)", c.Case, c.Variant, runs, strings.Join(names, ", "), c.Runs,
-		have, stats.OutlierMetric, strings.Join(ratios, ", "), c.Outliers[0].Median/1e6)
+	return fmt.Sprintf("%s/%s: %s", c.Case, c.Variant, strings.Join(parts, "; "))
 }
 
 // ContaminatedError refuses to write baselines from runs that disagree:
@@ -80,7 +101,7 @@ type ContaminatedError struct {
 
 func (e *ContaminatedError) Error() string {
 	lines := []string{fmt.Sprintf("the host was disturbed during these runs: their timings disagree beyond its noise (%s at %.1fx or 1/%.1fx of its variant's median or beyond, modified z-score above %.1f); no baseline was written:",
-		stats.OutlierMetric, stats.OutlierRatio, stats.OutlierRatio, stats.OutlierZ)}
+		strings.Join(stats.OutlierMetrics, " or "), stats.OutlierRatio, stats.OutlierRatio, stats.OutlierZ)}
 	for _, c := range e.Variants {
 		lines = append(lines, "  "+c.String())
 	}

@@ -70,6 +70,10 @@ var Metrics = []Metric{
 	{Name: "p90", Unit: "p90-ns/step", Floor: 0.03, Drift: HostDrift, Value: func(r RunSummary) float64 { return r.P90 }},
 	{Name: "p99", Unit: "p99-ns/step", MinSteps: MinStepsP99, Floor: 0.03, Primary: true, Drift: HostDrift, Value: func(r RunSummary) float64 { return r.P99 }},
 	{Name: "p99.9", Unit: "p99.9-ns/step", MinSteps: MinStepsP999, Floor: 0.05, Drift: HostDrift, Value: func(r RunSummary) float64 { return r.P999 }},
+	// The mean step: what a CPU taken by another process moves when p50
+	// does not (a short step runs inside one time slice or waits a whole
+	// one), and throughput's inverse. NaN in summaries from before it.
+	{Name: "mean", Unit: "mean-ns/step", Floor: 0.02, Drift: HostDrift, Value: func(r RunSummary) float64 { return orNaN(r.Mean) }},
 	{Name: "max", Unit: "max-ns/step", LengthBiased: true, Floor: 0.10, Drift: HostDrift, Value: func(r RunSummary) float64 { return r.Max }},
 	{Name: "spike-rate", Unit: "spikes/kstep", PerKStep: true, Floor: 0.10, Primary: true, Value: func(r RunSummary) float64 { return perK(r.Spikes, r.Steps) }},
 	{Name: "gc-share", Unit: "gc-share", Floor: 0.05, Primary: true, Drift: HostDrift, Value: func(r RunSummary) float64 { return r.GCShare }},
@@ -196,3 +200,12 @@ func MetricPairs(bench string, old, new []RunSummary) []Pair {
 // MS prints a time in nanoseconds as milliseconds ("41.813 ms"): the one
 // format the tables, the progress lines and the baselines' listings share.
 func MS(ns float64) string { return fmt.Sprintf("%.3f ms", ns/1e6) }
+
+// orNaN is v, or NaN (not measured) when v is 0: a summary field added
+// later reads 0 in summaries written before it.
+func orNaN(v float64) float64 {
+	if v == 0 {
+		return math.NaN()
+	}
+	return v
+}

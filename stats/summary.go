@@ -23,6 +23,9 @@ type RunSummary struct {
 	Steps int
 	// Step-time quantiles and maximum, in nanoseconds.
 	P50, P90, P99, P999, Max float64
+	// Mean is the mean step time in nanoseconds (the throughput's
+	// inverse); 0 in summaries written before it was recorded.
+	Mean float64 `json:",omitempty"`
 	// Typical and Spread are the run's yardstick for spikes (SpikeRule):
 	// the median and robust SD (scaled MAD) of the steps without a full
 	// collection in them, in nanoseconds.
@@ -150,6 +153,7 @@ func (sm *Summarizer) Result(rule SpikeRule) RunSummary {
 	}
 	sorted := slices.Clone(sm.durs)
 	slices.Sort(sorted)
+	r.Mean = sm.total / float64(r.Steps)
 	r.P50 = Quantile(sorted, 0.50)
 	r.P90 = Quantile(sorted, 0.90)
 	r.P99 = Quantile(sorted, 0.99)

@@ -36,6 +36,9 @@ func TestSummarizeCountsSpikesAndAttributesThem(t *testing.T) {
 	if r.Steps != 100 || r.P50 != 1000 || r.Max != 3000 {
 		t.Errorf("steps %d p50 %v max %v: the warm-up step leaked in?", r.Steps, r.P50, r.Max)
 	}
+	if want := (94*1000 + 5*3000 + 2500.0) / 100; r.Mean != want {
+		t.Errorf("mean %v, want %v (the measured steps only)", r.Mean, want)
+	}
 	if r.Spikes != 6 || r.SpikesWithGC != 5 {
 		t.Errorf("spikes %d (with GC %d), want 6 (5)", r.Spikes, r.SpikesWithGC)
 	}
