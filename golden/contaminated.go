@@ -102,8 +102,17 @@ type ContaminatedError struct {
 func (e *ContaminatedError) Error() string {
 	lines := []string{fmt.Sprintf("the host was disturbed during these runs: their timings disagree beyond its noise (%s at %.1fx or 1/%.1fx of its variant's median or beyond, modified z-score above %.1f); no baseline was written:",
 		strings.Join(stats.OutlierMetrics, " or "), stats.OutlierRatio, stats.OutlierRatio, stats.OutlierZ)}
+	faster := false
 	for _, c := range e.Variants {
 		lines = append(lines, "  "+c.String())
+		for _, os := range c.Outliers {
+			for _, o := range os {
+				faster = faster || o.Ratio() < 1
+			}
+		}
+	}
+	if faster {
+		lines = append(lines, "a run far faster than its variant's median means most of the variant's runs were slowed")
 	}
 	lines = append(lines, fmt.Sprintf("the runs are kept in %s; rerun on a quiet host (gcjitter system shows what loads this one)", e.Dir))
 	return strings.Join(lines, "\n")
