@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/gcjitter/gcjitter/results"
@@ -110,25 +111,46 @@ func Changes(old, new *Golden) []string {
 	return out
 }
 
+// Source is results to make baselines from: a manifest, its directory,
+// and the cases to take from it.
+type Source struct {
+	M     *results.Manifest
+	Dir   string
+	Names []string
+}
+
 // Update writes the baselines of the named cases from a results directory
 // and says, per file, what changed against the one it replaces. A case the
 // results cannot make a baseline of is bad input (*UpdateError); runs a
 // disturbance contaminated are refused (*ContaminatedError) and nothing is
 // written.
 func Update(w io.Writer, dir, class string, m *results.Manifest, resDir string, names []string) error {
+	return UpdateFrom(w, dir, class, []Source{{m, resDir, names}})
+}
+
+// UpdateFrom is Update from several results directories (a session and
+// the rerun of its disturbed cases), checked for contamination as one
+// session.
+func UpdateFrom(w io.Writer, dir, class string, srcs []Source) error {
 	// Every baseline is made and checked before any is written: runs a
 	// disturbance contaminated are refused, all of them or none written.
 	var gs []*Golden
-	refused := &ContaminatedError{Dir: resDir}
-	for _, name := range names {
-		g, err := FromResults(m, resDir, name, class)
-		if err != nil {
-			return &UpdateError{err}
+	ms := map[string]*results.Manifest{}
+	var dirs []string
+	for _, src := range srcs {
+		dirs = append(dirs, src.Dir)
+		for _, name := range src.Names {
+			g, err := FromResults(src.M, src.Dir, name, class)
+			if err != nil {
+				return &UpdateError{err}
+			}
+			gs = append(gs, g)
+			ms[name] = src.M
 		}
-		gs = append(gs, g)
 	}
+	refused := &ContaminatedError{Dir: strings.Join(dirs, " and ")}
 	for _, c := range Contaminated(gs...) {
-		c.IDs = runIDs(m, c.Case, c.Variant)
+		c.IDs = runIDs(ms[c.Case], c.Case, c.Variant)
 		refused.Variants = append(refused.Variants, c)
 	}
 	if len(refused.Variants) > 0 {
@@ -150,6 +172,17 @@ func Update(w io.Writer, dir, class string, m *results.Manifest, resDir string, 
 		}
 	}
 	return nil
+}
+
+// Cases are the cases the refusal names, each once, in order.
+func (e *ContaminatedError) Cases() []string {
+	var out []string
+	for _, c := range e.Variants {
+		if !slices.Contains(out, c.Case) {
+			out = append(out, c.Case)
+		}
+	}
+	return out
 }
 
 // UpdateError is results that cannot make a baseline (bad input).
