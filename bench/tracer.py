@@ -195,13 +195,22 @@ class Tracer(object):
         c0, c1, c2 = gc.get_count()
         rss = self.rss
         i = self.i
-        self.stream.write_line(
-            '{"type":"step","i":%d,"warmup":%s,"ns":%d,"gc":%s,"lost":%d,"sched":%s,'
-            '"count":[%d,%d,%d],"rss":%s,"dev_mem":null}' % (
-                i, "true" if i < self.warmup else "false", t1 - t0, events, lost,
-                "true" if scheduled else "false",
-                c0, c1, c2, rss() if rss is not None else "null"))
+        data = ('{"type":"step","i":%d,"warmup":%s,"ns":%d,"gc":%s,"lost":%d,"sched":%s,'
+                '"count":[%d,%d,%d],"rss":%s,"dev_mem":null}\n' % (
+                    i, "true" if i < self.warmup else "false", t1 - t0, events, lost,
+                    "true" if scheduled else "false",
+                    c0, c1, c2, rss() if rss is not None else "null")).encode("utf-8")
+        # The count moves first and one write follows with no call between:
+        # a Ctrl-C the job handles (KeyboardInterrupt, raised where the
+        # interpreter checks for signals: at calls and loops, after a
+        # builtin returns) lands before both or after both, never between
+        # the line and its count (a repeated index left the stream
+        # incomplete and the job without a run).
+        fd = self.stream.fd
         self.i = i + 1
+        n = os.write(fd, data)
+        while n < len(data):
+            n += os.write(fd, data[n:])
         if self.limit and self.i >= self.warmup + self.limit:
             self.finish()
             return
