@@ -140,7 +140,29 @@ func parseStepFast(line []byte, s *Step) bool {
 	if s.RSS, ok = p.intOrNull(); !ok || !p.lit(`,"dev_mem":`) {
 		return false
 	}
-	if s.DeviceMem, ok = p.intOrNull(); !ok || !p.lit("}") {
+	if s.DeviceMem, ok = p.intOrNull(); !ok {
+		return false
+	}
+	if p.lit(`,"dev_busy":`) {
+		d := new(DeviceTiming)
+		for _, f := range [...]struct {
+			v    *int64
+			next string
+		}{{&d.BusyNS, `,"dev_idle":`}, {&d.IdleNS, `,"dev_idle_gc":`}, {&d.IdleGCNS, `,"dev_slack":`}, {&d.SlackNS, `,"dev_lead_gc":`}, {&d.LeadGCNS, ""}} {
+			if *f.v, ok = p.int(); !ok || (f.next != "" && !p.lit(f.next)) {
+				return false
+			}
+		}
+		s.DeviceTiming = d
+	}
+	if p.lit(`,"own":`) {
+		v, ok := p.int()
+		if !ok {
+			return false
+		}
+		s.OwnNS = &v
+	}
+	if !p.lit("}") {
 		return false
 	}
 	for p.i < len(p.b) && (p.b[p.i] == ' ' || p.b[p.i] == '\r' || p.b[p.i] == '\t') {

@@ -137,6 +137,28 @@ type Step struct {
 	Count      [3]int64  `json:"count"` // gc.get_count() after the step
 	RSS        *int64    `json:"rss"`
 	DeviceMem  *int64    `json:"dev_mem"`
+	// DeviceTiming is the device's side of the step, present when the
+	// worker knows it: an emulated asynchronous device, or CUDA/NPU events.
+	*DeviceTiming
+	// OwnNS is, in a multi-rank run, the rank's own part of the step: from
+	// its start to the collective, so DurationNS-OwnNS is its wait for the
+	// slowest rank. Nil in single-rank runs.
+	OwnNS *int64 `json:"own,omitempty"`
+}
+
+// DeviceTiming is how the step met the device, all in ns of the host's
+// clock: the device's busy time inside the step, its idle time (the step's
+// wall time minus busy), the idle time that fell inside the step's GC
+// pauses, the host's lead at the step's final sync (device work still
+// queued when the host got there: the slack a pause can hide in), and the
+// device's lead when the step's longest collection began (-1 when no
+// collection ran in the step).
+type DeviceTiming struct {
+	BusyNS   int64 `json:"dev_busy"`
+	IdleNS   int64 `json:"dev_idle"`
+	IdleGCNS int64 `json:"dev_idle_gc"`
+	SlackNS  int64 `json:"dev_slack"`
+	LeadGCNS int64 `json:"dev_lead_gc"`
 }
 
 // GCEvent is one collection, as seen by gc.callbacks.

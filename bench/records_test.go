@@ -148,6 +148,9 @@ func FuzzReader(f *testing.F) {
 func FuzzFastStepAgreesWithJSON(f *testing.F) {
 	f.Add(`{"type":"step","i":3,"warmup":false,"ns":41234567,"gc":[{"gen":0,"ns":52000,"collected":812,"uncollectable":0,"in_step":true,"manual":false}],"lost":0,"sched":false,"count":[123,4,0],"rss":612345856,"dev_mem":null}`)
 	f.Add(`{"type":"step","i":0,"warmup":true,"ns":5,"gc":[],"lost":0,"sched":true,"count":[1,2,3],"rss":null,"dev_mem":7}`)
+	f.Add(`{"type":"step","i":4,"warmup":false,"ns":5000,"gc":[],"lost":0,"sched":false,"count":[1,2,3],"rss":1,"dev_mem":null,"dev_busy":4000,"dev_idle":1000,"dev_idle_gc":0,"dev_slack":300,"dev_lead_gc":-1}`)
+	f.Add(`{"type":"step","i":4,"warmup":false,"ns":5000,"gc":[],"lost":0,"sched":false,"count":[1,2,3],"rss":1,"dev_mem":null,"dev_busy":4000,"dev_idle":1000,"dev_idle_gc":0,"dev_slack":300,"dev_lead_gc":-1,"own":4200}`)
+	f.Add(`{"type":"step","i":4,"warmup":false,"ns":5000,"gc":[],"lost":0,"sched":false,"count":[1,2,3],"rss":1,"dev_mem":null,"own":4200}`)
 	f.Add(`{"type":"step","i":0,"warmup":true,"ns":-5,"gc":[{"gen":2,"ns":1,"collected":0,"uncollectable":0,"in_step":false,"manual":true},{"gen":1,"ns":1,"collected":0,"uncollectable":0,"in_step":true,"manual":false}],"lost":1,"sched":true,"count":[1,2,3],"rss":1,"dev_mem":7}`)
 	f.Fuzz(func(t *testing.T, line string) {
 		var fast Step

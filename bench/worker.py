@@ -989,6 +989,10 @@ def hot_loop(r, stream):
             # pause on the host is a few percent of the step, not all of it.
             sleep(device_wait)
         if collective is not None:
+            # The rank's own work ends here; what follows is its wait for
+            # the slowest rank (its own pauses are inside own, the others'
+            # in the wait): gcjitter scale resamples ranks from it.
+            t_own = perf_counter_ns()
             # The gradient all-reduce: a rank that paused for GC makes
             # every other rank wait here.
             collective()
@@ -1011,13 +1015,14 @@ def hot_loop(r, stream):
         else:
             events, lost = "[]", 0
         c0, c1, c2 = gc.get_count()
+        own = ',"own":%d' % (t_own - t0) if collective is not None else ""
         stream.write_line(
             '{"type":"step","i":%d,"warmup":%s,"ns":%d,"gc":%s,"lost":%d,"sched":%s,'
-            '"count":[%d,%d,%d],"rss":%s,"dev_mem":%s}' % (
+            '"count":[%d,%d,%d],"rss":%s,"dev_mem":%s%s}' % (
                 i, "true" if i < warmup else "false", t1 - t0, events, lost,
                 "true" if scheduled else "false", c0, c1, c2,
                 rss() if rss is not None else "null",
-                dev_mem() if dev_mem is not None else "null"))
+                dev_mem() if dev_mem is not None else "null", own))
     wall = perf_counter_ns() - wall0
     if recorder is not None:
         recorder.remove()
