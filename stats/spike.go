@@ -3,7 +3,6 @@ package stats
 import (
 	"fmt"
 	"math"
-	"slices"
 )
 
 // SpikeRule decides which steps are spikes. By default a step is a spike
@@ -130,11 +129,11 @@ func baselineOf(durs []float64, keep func(i int) bool, rule SpikeRule) Baseline 
 	if len(base) == 0 {
 		return Baseline{}
 	}
-	slices.Sort(base)
+	SortFloat64s(base)
 	med := Quantile(base, 0.5)
 	for i, d := range base {
 		base[i] = math.Abs(d - med)
 	}
-	slices.Sort(base)
+	SortFloat64s(base)
 	return Baseline{Typical: med, Spread: madToSD * Quantile(base, 0.5)}
 }

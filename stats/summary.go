@@ -152,7 +152,7 @@ func (sm *Summarizer) Result(rule SpikeRule) RunSummary {
 		return r
 	}
 	sorted := slices.Clone(sm.durs)
-	slices.Sort(sorted)
+	SortFloat64s(sorted)
 	r.Mean = sm.total / float64(r.Steps)
 	r.P50 = Quantile(sorted, 0.50)
 	r.P90 = Quantile(sorted, 0.90)
@@ -216,8 +216,8 @@ func gen2Excess(durs []float64, noGen2 func(int) bool, typical float64) (excess,
 	if len(with) == 0 || len(without) == 0 || typical <= 0 {
 		return 0, 1
 	}
-	slices.Sort(with)
-	slices.Sort(without)
+	SortFloat64s(with)
+	SortFloat64s(without)
 	excess = (Quantile(with, 0.5) - Quantile(without, 0.5)) / typical
 	res, err := mstats.MannWhitneyUTest(with, without, mstats.LocationGreater)
 	if err != nil {
