@@ -13,6 +13,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+
 	"github.com/gcjitter/gcjitter/golden"
 	"github.com/gcjitter/gcjitter/results"
 	"github.com/gcjitter/gcjitter/stats"
@@ -79,37 +82,63 @@ func (s *Store) AddManifest(ctx context.Context, m *results.Manifest, source str
 	if m.Finished != nil {
 		finished = m.Finished.UTC().Format(time.RFC3339)
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	// One connection for the transaction: PostgreSQL's COPY runs on the
+	// driver's own connection, inside the same transaction.
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("history %s: %v", s, err)
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("history %s: %v", s, err)
 	}
 	defer tx.Rollback()
+	fail := func(err error) (*Added, error) { return nil, fmt.Errorf("history %s: adding %s: %v", s, source, err) }
+	if s.postgres {
+		// COPY cannot skip rows that are there, so two hosts adding one
+		// night at once take turns (SQLite's immediate transactions do).
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7306130, hashtext($1))`, a.Night); err != nil {
+			return fail(err)
+		}
+	}
 	if _, err := tx.ExecContext(ctx, s.bind(`INSERT INTO nights (id, started, finished, host_class, host, cpu_model, tool, label, partial, command, source, added)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
 		a.Night, m.Started.UTC().Format(time.RFC3339Nano), finished, class, m.Host.Hostname, m.Host.CPUModel, m.Tool,
 		o.Label, a.Partial, strings.Join(m.Command, " "), source, time.Now().UTC().Format(time.RFC3339)); err != nil {
-		return nil, fmt.Errorf("history %s: adding %s: %v", s, source, err)
+		return fail(err)
 	}
 	// A night recorded partial and added again complete loses its mark.
 	if _, err := tx.ExecContext(ctx, s.bind(`UPDATE nights SET partial = ?, finished = ? WHERE id = ?`), a.Partial, finished, a.Night); err != nil {
-		return nil, fmt.Errorf("history %s: adding %s: %v", s, source, err)
+		return fail(err)
+	}
+	existing, err := s.storedRuns(ctx, tx, a.Night)
+	if err != nil {
+		return fail(err)
 	}
 	sizes := map[string]results.Case{}
 	for _, c := range m.Cases {
 		sizes[c.Name] = c
 	}
-	var runRows []any
-	done := map[string]*results.Run{}
+	// A night new to the store is summarised from the manifest; one that
+	// gained runs, from everything the store then holds of it.
+	sums := newNightSummaries(a.Night)
+	var runRows, valueRows [][]any
 	for _, r := range m.Runs {
 		if r.Status != results.StatusOK || r.Summary == nil {
 			a.Skipped++
 			continue
 		}
+		if existing[r.ID] {
+			continue // recorded before (or twice in the manifest): left as it is
+		}
+		existing[r.ID] = true
 		env := results.Env{}
 		if r.Meta != nil {
 			env = r.Meta.Env(m.Worker)
 		}
 		envJSON, _ := json.Marshal(env)
+		envKey := env.Key()
 		variant := r.Variant
 		if r.Side != "" && r.Of != "" {
 			variant = r.Of
@@ -121,99 +150,96 @@ func (s *Store) AddManifest(ctx context.Context, m *results.Manifest, source str
 			rule, _ := json.Marshal(c.SpikeRule())
 			spike = string(rule)
 		}
-		done[r.ID] = r
-		runRows = append(runRows, a.Night, r.ID, r.Case, variant, r.Side, r.Index, sum.Steps, warmup, spike, env.Key(), string(envJSON),
-			sum.Collections[0], sum.Collections[1], sum.Collections[2], sum.Collected[0], sum.Collected[1], sum.Collected[2])
-	}
-	added, err := s.insertRuns(ctx, tx, runRows)
-	if err != nil {
-		return nil, fmt.Errorf("history %s: adding %s: %v", s, source, err)
-	}
-	a.Runs = len(added)
-	var vals []any
-	for _, r := range m.Runs {
-		if !added[r.ID] || done[r.ID] != r {
-			continue // recorded before, or not completed
-		}
+		runRows = append(runRows, []any{a.Night, r.ID, r.Case, variant, r.Side, r.Index, sum.Steps, warmup, spike, envKey, string(envJSON),
+			sum.Collections[0], sum.Collections[1], sum.Collections[2], sum.Collected[0], sum.Collected[1], sum.Collected[2]})
 		for _, mt := range stats.Metrics {
-			v := mt.Value(*r.Summary)
+			v := mt.Value(*sum)
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				continue
 			}
-			vals = append(vals, a.Night, r.ID, mt.Name, v)
+			valueRows = append(valueRows, []any{a.Night, r.ID, mt.Name, v})
+			sums.add(summaryGroup{Case: r.Case, Variant: variant, Side: r.Side, EnvKey: envKey, Metric: mt.Name}, string(envJSON), v)
 		}
 	}
-	n, err := s.insertValues(ctx, tx, vals)
-	if err != nil {
-		return nil, fmt.Errorf("history %s: adding %s: %v", s, source, err)
+	fresh := len(existing) == len(runRows)
+	if err := s.bulkInsert(ctx, conn, tx, "runs", runColumns, runRows); err != nil {
+		return fail(err)
 	}
-	a.Values = n
+	if err := s.bulkInsert(ctx, conn, tx, "run_values", valueColumns, valueRows); err != nil {
+		return fail(err)
+	}
+	a.Runs, a.Values = len(runRows), len(valueRows)
+	switch {
+	case len(runRows) == 0:
+	case fresh:
+		err = sums.write(ctx, s, tx)
+	default:
+		err = summarizeStored(ctx, s, tx, a.Night)
+	}
+	if err != nil {
+		return fail(err)
+	}
 	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("history %s: adding %s: %v", s, source, err)
+		return fail(err)
 	}
 	return a, nil
 }
 
-// runColumns are the columns insertRuns writes, in order.
-const runColumns = "night_id, run_id, case_name, variant, side, run_index, steps, warmup, spike, env_key, env, " +
-	"gen0_collections, gen1_collections, gen2_collections, gen0_collected, gen1_collected, gen2_collected"
-
-// runsPerInsert keeps a multi-row INSERT of runs (17 parameters a row)
-// under both databases' limits.
-const runsPerInsert = 500
-
-// insertRuns writes runs' rows (runColumns each), many rows an INSERT, and
-// returns the ids of those that were new: a run recorded before is left as
-// it is, and its values are not added again.
-func (s *Store) insertRuns(ctx context.Context, tx *sql.Tx, vals []any) (map[string]bool, error) {
-	const width = 17
-	added := map[string]bool{}
-	for len(vals) > 0 {
-		rows := min(len(vals)/width, runsPerInsert)
-		q := "INSERT INTO runs (" + runColumns + ") VALUES " +
-			strings.TrimSuffix(strings.Repeat("("+strings.TrimSuffix(strings.Repeat("?, ", width), ", ")+"), ", rows), ", ") +
-			" ON CONFLICT (night_id, run_id) DO NOTHING RETURNING run_id"
-		res, err := tx.QueryContext(ctx, s.bind(q), vals[:rows*width]...)
-		if err != nil {
-			return nil, err
-		}
-		for res.Next() {
-			var id string
-			if err := res.Scan(&id); err != nil {
-				res.Close()
-				return nil, err
-			}
-			added[id] = true
-		}
-		res.Close()
-		if err := res.Err(); err != nil {
-			return nil, err
-		}
-		vals = vals[rows*width:]
+// storedRuns are the ids of the runs the store holds of a night.
+func (s *Store) storedRuns(ctx context.Context, tx *sql.Tx, night string) (map[string]bool, error) {
+	rows, err := tx.QueryContext(ctx, s.bind(`SELECT run_id FROM runs WHERE night_id = ?`), night)
+	if err != nil {
+		return nil, err
 	}
-	return added, nil
+	defer rows.Close()
+	ids := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids[id] = true
+	}
+	return ids, rows.Err()
 }
 
-// valuesPerInsert keeps a multi-row INSERT's parameters (4 a row) under
-// both databases' limits (SQLite 32766, PostgreSQL 65535).
-const valuesPerInsert = 1000
+// runColumns and valueColumns are the columns of runs and run_values
+// that Add writes, in order.
+var (
+	runColumns = []string{"night_id", "run_id", "case_name", "variant", "side", "run_index", "steps", "warmup", "spike", "env_key", "env",
+		"gen0_collections", "gen1_collections", "gen2_collections", "gen0_collected", "gen1_collected", "gen2_collected"}
+	valueColumns = []string{"night_id", "run_id", "metric", "value"}
+)
 
-// insertValues writes (night, run, metric, value) quadruples, many rows
-// an INSERT: one statement a row is what makes a year of nights slow.
-func (s *Store) insertValues(ctx context.Context, tx *sql.Tx, vals []any) (int, error) {
-	total := 0
-	for len(vals) > 0 {
-		rows := min(len(vals)/4, valuesPerInsert)
-		q := "INSERT INTO run_values (night_id, run_id, metric, value) VALUES " +
-			strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?), ", rows), ", ") +
-			" ON CONFLICT (night_id, run_id, metric) DO NOTHING"
-		res, err := tx.ExecContext(ctx, s.bind(q), vals[:rows*4]...)
-		if err != nil {
-			return total, err
-		}
-		n, _ := res.RowsAffected()
-		total += int(n)
-		vals = vals[rows*4:]
+// bulkInsert writes rows into table with each store's bulk path, inside
+// tx: COPY on PostgreSQL (pgx's CopyFrom, on tx's connection), one
+// prepared statement executed per row on SQLite (in process, a row costs
+// no round trip and no SQL parsing). The rows must be new: neither path
+// skips a conflict.
+func (s *Store) bulkInsert(ctx context.Context, conn *sql.Conn, tx *sql.Tx, table string, columns []string, rows [][]any) error {
+	if len(rows) == 0 {
+		return nil
 	}
-	return total, nil
+	if s.postgres {
+		return conn.Raw(func(dc any) error {
+			c, ok := dc.(*stdlib.Conn)
+			if !ok {
+				return fmt.Errorf("COPY needs pgx's connection, got %T", dc)
+			}
+			_, err := c.Conn().CopyFrom(ctx, pgx.Identifier{table}, columns, pgx.CopyFromRows(rows))
+			return err
+		})
+	}
+	stmt, err := tx.PrepareContext(ctx, "INSERT INTO "+table+" ("+strings.Join(columns, ", ")+") VALUES ("+
+		strings.TrimSuffix(strings.Repeat("?, ", len(columns)), ", ")+")")
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for _, r := range rows {
+		if _, err := stmt.ExecContext(ctx, r...); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -138,9 +138,7 @@ func trendChart(b *strings.Builder, se *Series, fs []Finding) {
 	}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, nt := range se.Nights {
-		for _, v := range nt.Values {
-			lo, hi = math.Min(lo, v), math.Max(hi, v)
-		}
+		lo, hi = math.Min(lo, nt.Summary.Min), math.Max(hi, nt.Summary.Max)
 	}
 	ticks := niceTicks(lo, hi, 4)
 	ylo, yhi := math.Min(lo, ticks[0]), math.Max(hi, ticks[len(ticks)-1])
@@ -180,14 +178,14 @@ func trendChart(b *strings.Builder, se *Series, fs []Finding) {
 			x(se.Nights[cuts[k]].Started), x(se.Nights[cuts[k+1]-1].Started), y(level), y(level))
 	}
 	for _, nt := range se.Nights {
-		mn, mx := slices.Min(nt.Values), slices.Max(nt.Values)
+		mn, mx := nt.Summary.Min, nt.Summary.Max
 		xc := x(nt.Started)
 		fill := "#3465a4"
 		if nt.Partial != "" {
 			fill = "#fff"
 		}
 		fmt.Fprintf(b, `<g><title>%s %s: median %s of %d runs (%s to %s)</title><line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#9bb3d6"/><circle cx="%.1f" cy="%.1f" r="2.6" fill="%s" stroke="#3465a4"/></g>`,
-			nt.Started.UTC().Format(nightFormat), esc(orDash(nt.Label)), esc(formatMetric(se.Key.Metric, nt.Median())), len(nt.Values),
+			nt.Started.UTC().Format(nightFormat), esc(orDash(nt.Label)), esc(formatMetric(se.Key.Metric, nt.Median())), nt.Summary.Runs,
 			esc(formatMetric(se.Key.Metric, mn)), esc(formatMetric(se.Key.Metric, mx)), xc, xc, y(mn), y(mx), xc, y(nt.Median()), fill)
 	}
 	for _, f := range fs {

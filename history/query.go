@@ -3,14 +3,13 @@ package history
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/gcjitter/gcjitter/results"
-	"github.com/gcjitter/gcjitter/stats"
 )
 
 // Filter selects series; empty fields select everything.
@@ -34,8 +33,18 @@ func (k SeriesKey) String() string {
 	return fmt.Sprintf("%s %s/%s %s", k.HostClass, k.Case, v, k.Metric)
 }
 
-// Night is one night of a series: its runs' values of the metric.
+// Night is one night of a series: its summary, and its runs' values when
+// they were read (QueryRuns).
 type Night struct {
+	// *NightInfo is shared by every series of the night (a year of 1,500
+	// series is half a million nights: one pointer each, not a copy).
+	*NightInfo
+	Summary NightSummary
+	Values  []float64 // one per run, in run order; nil from Query
+}
+
+// NightInfo is what a night is, beside its numbers.
+type NightInfo struct {
 	ID      string
 	Started time.Time
 	Host    string
@@ -43,7 +52,6 @@ type Night struct {
 	Partial string
 	EnvKey  string
 	Env     results.Env
-	Values  []float64 // one per run, in run order
 }
 
 // Series is a metric's nights, oldest first.
@@ -52,13 +60,150 @@ type Series struct {
 	Nights []Night
 }
 
-// Query reads the series f selects, ordered by key, each night's values
-// in run order. Nights and runs are read first; the values (most of the
+// Query reads the series f selects from the nights' summaries, ordered by
+// key, nights oldest first: what detection, show and the dashboards need.
+// The nights' runs are not read (QueryRuns reads them).
+func (s *Store) Query(ctx context.Context, f Filter) ([]*Series, error) {
+	// The nights and their environments first (a row a night), then the
+	// summaries as bare rows joined to them here: the database need not
+	// join, sort or repeat the nights' fields half a million times.
+	var where []string
+	var args []any
+	if f.HostClass != "" {
+		where = append(where, "host_class = ?")
+		args = append(args, f.HostClass)
+	}
+	if !f.Since.IsZero() {
+		where = append(where, "started >= ?")
+		args = append(args, f.Since.UTC().Format(time.RFC3339Nano))
+	}
+	ncond := ""
+	if len(where) > 0 {
+		ncond = " WHERE " + strings.Join(where, " AND ")
+	}
+	type nightRow struct {
+		class string
+		info  NightInfo
+	}
+	nights := map[string]*nightRow{}
+	rows, err := s.db.QueryContext(ctx, s.bind(`SELECT id, host_class, started, host, label, partial FROM nights`+ncond), args...)
+	if err != nil {
+		return nil, fmt.Errorf("history %s: %v", s, err)
+	}
+	for rows.Next() {
+		var n nightRow
+		var started string
+		if err := rows.Scan(&n.info.ID, &n.class, &started, &n.info.Host, &n.info.Label, &n.info.Partial); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("history %s: %v", s, err)
+		}
+		if n.info.Started, err = time.Parse(time.RFC3339Nano, started); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("history %s: night %s: bad start time %q", s, n.info.ID, started)
+		}
+		nights[n.info.ID] = &n
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("history %s: %v", s, err)
+	}
+	// Each night in each environment is one NightInfo, shared.
+	type nightEnv struct{ night, envKey string }
+	infos := map[nightEnv]*NightInfo{}
+	rows, err = s.db.QueryContext(ctx, `SELECT night_id, env_key, env FROM night_envs`)
+	if err != nil {
+		return nil, fmt.Errorf("history %s: %v", s, err)
+	}
+	envs := map[string]results.Env{}
+	for rows.Next() {
+		var id, key, env string
+		if err := rows.Scan(&id, &key, &env); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("history %s: %v", s, err)
+		}
+		n := nights[id]
+		if n == nil || (f.EnvKey != "" && key != f.EnvKey) {
+			continue
+		}
+		info := n.info
+		info.EnvKey, info.Env = key, envOf(envs, env)
+		infos[nightEnv{id, key}] = &info
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("history %s: %v", s, err)
+	}
+
+	where, args = nil, nil
+	for _, c := range []struct{ col, val string }{
+		{"case_name", f.Case}, {"variant", f.Variant}, {"env_key", f.EnvKey}, {"metric", f.Metric},
+	} {
+		if c.val != "" {
+			where = append(where, c.col+" = ?")
+			args = append(args, c.val)
+		}
+	}
+	cond := ""
+	if len(where) > 0 {
+		cond = " WHERE " + strings.Join(where, " AND ")
+	}
+	rows, err = s.db.QueryContext(ctx, s.bind(`SELECT night_id, case_name, variant, side, env_key, metric, runs, median, lo, hi, min_value, max_value
+		FROM night_summaries`+cond), args...)
+	if err != nil {
+		return nil, fmt.Errorf("history %s: %v", s, err)
+	}
+	defer rows.Close()
+	strs := map[string]string{} // each distinct name once, not once a row
+	intern := func(b sql.RawBytes) string {
+		v, ok := strs[string(b)]
+		if !ok {
+			v = string(b)
+			strs[v] = v
+		}
+		return v
+	}
+	series := map[SeriesKey]*Series{}
+	for rows.Next() {
+		var night, cs, variant, side, envKey, metric sql.RawBytes
+		var sum NightSummary
+		var lo, hi sql.NullFloat64
+		if err := rows.Scan(&night, &cs, &variant, &side, &envKey, &metric, &sum.Runs, &sum.Median, &lo, &hi, &sum.Min, &sum.Max); err != nil {
+			return nil, fmt.Errorf("history %s: %v", s, err)
+		}
+		info := infos[nightEnv{string(night), string(envKey)}]
+		if info == nil {
+			continue // another class, before -since, or added between the reads
+		}
+		sum.Lo, sum.Hi = math.Inf(-1), math.Inf(1)
+		if lo.Valid {
+			sum.Lo = lo.Float64
+		}
+		if hi.Valid {
+			sum.Hi = hi.Float64
+		}
+		k := SeriesKey{HostClass: nights[info.ID].class, Case: intern(cs), Variant: intern(variant), Side: intern(side), Metric: intern(metric)}
+		se := series[k]
+		if se == nil {
+			se = &Series{Key: k}
+			series[k] = se
+		}
+		se.Nights = append(se.Nights, Night{NightInfo: info, Summary: sum})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("history %s: %v", s, err)
+	}
+	return sortSeries(series), nil
+}
+
+// QueryRuns reads the series f selects from the nights' runs, each night's
+// values in run order (and its summary computed from them): for
+// re-analysis and show -runs. Nights whose runs were pruned are not in
+// them. Nights and runs are read first; the values (most of the
 // rows) come as bare (night, run, metric, value) rows, unsorted, and are
 // grouped here: sorting and joining millions of wide rows in the database
 // costs more than the reading, and every repeated string would be a new
 // allocation.
-func (s *Store) Query(ctx context.Context, f Filter) ([]*Series, error) {
+func (s *Store) QueryRuns(ctx context.Context, f Filter) ([]*Series, error) {
 	var where []string
 	var args []any
 	for _, c := range []struct{ col, val string }{
@@ -79,7 +224,7 @@ func (s *Store) Query(ctx context.Context, f Filter) ([]*Series, error) {
 	}
 	type runInfo struct {
 		key   SeriesKey // without the metric
-		night *Night    // a template: the night's fields, no values
+		night *NightInfo
 		index int
 	}
 	runs := map[string]map[string]*runInfo{} // night id -> run id -> run
@@ -88,11 +233,11 @@ func (s *Store) Query(ctx context.Context, f Filter) ([]*Series, error) {
 	if err != nil {
 		return nil, fmt.Errorf("history %s: %v", s, err)
 	}
-	nights := map[string]*Night{}
+	nights := map[string]*NightInfo{}
 	envs := map[string]results.Env{}
 	for rows.Next() {
 		var k SeriesKey
-		var nt Night
+		var nt NightInfo
 		var started, envJSON, runID string
 		var index int
 		if err := rows.Scan(&k.HostClass, &k.Case, &k.Variant, &k.Side, &nt.ID, &started, &nt.Host, &nt.Label, &nt.Partial, &nt.EnvKey, &envJSON, &runID, &index); err != nil {
@@ -102,12 +247,7 @@ func (s *Store) Query(ctx context.Context, f Filter) ([]*Series, error) {
 		tmpl := nights[nt.ID+"\x00"+envJSON]
 		if tmpl == nil {
 			nt.Started, _ = time.Parse(time.RFC3339Nano, started)
-			env, ok := envs[envJSON]
-			if !ok {
-				_ = json.Unmarshal([]byte(envJSON), &env)
-				envs[envJSON] = env
-			}
-			nt.Env = env
+			nt.Env = envOf(envs, envJSON)
 			tmpl = &nt
 			nights[nt.ID+"\x00"+envJSON] = tmpl
 		}
@@ -138,7 +278,7 @@ func (s *Store) Query(ctx context.Context, f Filter) ([]*Series, error) {
 	}
 	type nightKey struct {
 		key   SeriesKey
-		night *Night
+		night *NightInfo
 	}
 	values := map[nightKey][]value{}
 	metrics := map[string]string{}
@@ -173,13 +313,18 @@ func (s *Store) Query(ctx context.Context, f Filter) ([]*Series, error) {
 			series[nk.key] = se
 		}
 		slices.SortStableFunc(vs, func(a, b value) int { return a.index - b.index })
-		n := *nk.night
-		n.Values = make([]float64, len(vs))
+		n := Night{NightInfo: nk.night, Values: make([]float64, len(vs))}
 		for i, x := range vs {
 			n.Values[i] = x.v
 		}
+		n.Summary = Summarize(n.Values)
 		se.Nights = append(se.Nights, n)
 	}
+	return sortSeries(series), nil
+}
+
+// sortSeries orders series by key and each one's nights by start.
+func sortSeries(series map[SeriesKey]*Series) []*Series {
 	out := make([]*Series, 0, len(series))
 	for _, se := range series {
 		slices.SortFunc(se.Nights, func(a, b Night) int {
@@ -195,22 +340,18 @@ func (s *Store) Query(ctx context.Context, f Filter) ([]*Series, error) {
 		return strings.Compare(strings.Join([]string{ka.HostClass, ka.Case, ka.Variant, ka.Side, ka.Metric}, "\x00"),
 			strings.Join([]string{kb.HostClass, kb.Case, kb.Variant, kb.Side, kb.Metric}, "\x00"))
 	})
-	return out, nil
+	return out
 }
 
 // Counts are the store's sizes, for tests and messages.
-type Counts struct{ Nights, Runs, Values int }
+type Counts struct{ Nights, Runs, Values, Summaries int }
 
-// Count counts the store's nights, runs and values.
+// Count counts the store's nights, runs, values and night summaries.
 func (s *Store) Count(ctx context.Context) (Counts, error) {
 	var c Counts
-	err := s.db.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM nights), (SELECT COUNT(*) FROM runs), (SELECT COUNT(*) FROM run_values)`).Scan(&c.Nights, &c.Runs, &c.Values)
+	err := s.db.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM nights), (SELECT COUNT(*) FROM runs), (SELECT COUNT(*) FROM run_values), (SELECT COUNT(*) FROM night_summaries)`).Scan(&c.Nights, &c.Runs, &c.Values, &c.Summaries)
 	return c, err
 }
 
 // Median is the night's median value: the night's one number in a series.
-func (n Night) Median() float64 {
-	xs := slices.Clone(n.Values)
-	slices.Sort(xs)
-	return stats.Quantile(xs, 0.5)
-}
+func (n Night) Median() float64 { return n.Summary.Median }

@@ -1,5 +1,10 @@
 package history
 
+import (
+	"context"
+	"database/sql"
+)
+
 // migrations are the store's schema, in order: migration i brings a store
 // from version i to i+1. They are written once for both SQLite and
 // PostgreSQL (portable types, text keys, no autoincrement), and never
@@ -54,4 +59,38 @@ var migrations = []string{
 	// experiment). -1 and '' on runs recorded before.
 	`ALTER TABLE runs ADD COLUMN warmup INTEGER NOT NULL DEFAULT -1;
 	ALTER TABLE runs ADD COLUMN spike TEXT NOT NULL DEFAULT ''`,
+	// 4: each night's summary of each series (what detection, show and
+	// the dashboards read: a year of nights is then 1 row a night and
+	// series instead of 10 runs x 13 metrics), and each night's
+	// environments by key, so a summary row carries only the key. lo and
+	// hi are NULL where the night has too few runs for an interval.
+	// Existing nights are summarised from their runs (backfills[4]).
+	`CREATE TABLE night_summaries (
+		night_id  TEXT NOT NULL,
+		case_name TEXT NOT NULL,
+		variant   TEXT NOT NULL,
+		side      TEXT NOT NULL,
+		env_key   TEXT NOT NULL,
+		metric    TEXT NOT NULL,
+		runs      INTEGER NOT NULL,
+		median    DOUBLE PRECISION NOT NULL,
+		lo        DOUBLE PRECISION,
+		hi        DOUBLE PRECISION,
+		min_value DOUBLE PRECISION NOT NULL,
+		max_value DOUBLE PRECISION NOT NULL,
+		PRIMARY KEY (night_id, case_name, variant, side, env_key, metric)
+	);
+	CREATE TABLE night_envs (
+		night_id TEXT NOT NULL,
+		env_key  TEXT NOT NULL,
+		env      TEXT NOT NULL,
+		PRIMARY KEY (night_id, env_key)
+	)`,
+}
+
+// backfills are the data a migration computes in Go (medians and
+// benchmath's intervals are not SQL), run in the migration's transaction
+// after its statements: backfills[i] after migration i (1-based).
+var backfills = map[int]func(ctx context.Context, s *Store, tx *sql.Tx) error{
+	4: backfillSummaries,
 }

@@ -137,6 +137,11 @@ func (s *Store) migrateOne(ctx context.Context) (done bool, err error) {
 			return false, fmt.Errorf("migration %d: %v", version+1, err)
 		}
 	}
+	if fill := backfills[version+1]; fill != nil {
+		if err := fill(ctx, s, tx); err != nil {
+			return false, fmt.Errorf("migration %d: %v", version+1, err)
+		}
+	}
 	if _, err := tx.ExecContext(ctx, s.bind(`INSERT INTO schema_migrations (version, applied) VALUES (?, ?)`),
 		version+1, time.Now().UTC().Format(time.RFC3339)); err != nil {
 		return false, fmt.Errorf("migration %d: %v", version+1, err)

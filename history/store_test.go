@@ -131,7 +131,7 @@ func TestStoreAddIsIdempotent(t *testing.T) {
 		if again.Runs != 0 || again.Values != 0 || counts(t, s) != before {
 			t.Errorf("adding the same results again changed the store: %+v, %+v -> %+v", again, before, counts(t, s))
 		}
-		series, err := s.Query(ctx, Filter{Metric: "p50"})
+		series, err := s.QueryRuns(ctx, Filter{Metric: "p50"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +189,7 @@ func TestStorePartialNight(t *testing.T) {
 			t.Fatal(err)
 		}
 		series, _ = s.Query(ctx, Filter{Metric: "p50"})
-		if a.Runs != 2 || series[0].Nights[0].Partial != "" || len(series[0].Nights[0].Values) != 4 {
+		if a.Runs != 2 || series[0].Nights[0].Partial != "" || series[0].Nights[0].Summary.Runs != 4 {
 			t.Errorf("completed night: added %+v, stored %+v", a, series[0].Nights[0])
 		}
 	})
@@ -230,7 +230,7 @@ func TestStoreConcurrentWriters(t *testing.T) {
 		}
 		s := open(t, dsn)
 		perRun := measuredValues(night{cases: 1, variants: 1, runs: 1, level: 1}.manifest(rand.New(rand.NewPCG(1, 1))))
-		want := Counts{Nights: 2 * nights, Runs: 2 * nights * 2 * 2 * 3, Values: 2 * nights * 2 * 2 * 3 * perRun}
+		want := Counts{Nights: 2 * nights, Runs: 2 * nights * 2 * 2 * 3, Values: 2 * nights * 2 * 2 * 3 * perRun, Summaries: 2 * nights * 2 * 2 * perRun}
 		if got := counts(t, s); got != want {
 			t.Errorf("after two concurrent writers: %+v, want %+v", got, want)
 		}

@@ -3,6 +3,7 @@ package history
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -26,9 +27,9 @@ func formatMetric(metric string, v float64) string {
 
 // nightSummary is a night's runs as benchstat summarises a sample: the
 // median with its 95% confidence interval as a percentage ("41.2ms ± 3%";
-// "∞" when the night has too few runs for one).
+// "∞" when the night has too few runs for one), from the stored summary.
 func nightSummary(metric string, n Night) string {
-	s := benchmath.AssumeNothing.Summary(benchmath.NewSample(n.Values, &benchmath.DefaultThresholds), 0.95)
+	s := benchmath.Summary{Center: n.Summary.Median, Lo: n.Summary.Lo, Hi: n.Summary.Hi, Confidence: 0.95}
 	return formatMetric(metric, s.Center) + " ± " + s.PctRangeString()
 }
 
@@ -36,15 +37,21 @@ const nightFormat = "2006-01-02 15:04"
 
 // WriteSeries prints each series as a table of nights: when, label, runs,
 // the night's median ± its interval, and what changed in the environment
-// since the night before.
+// since the night before; with the runs read (QueryRuns, show -runs),
+// each run's value too.
 func WriteSeries(w io.Writer, series []*Series) {
 	for i, se := range series {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintf(w, "%s (%d nights)\n", se.Key, len(se.Nights))
+		withRuns := slices.ContainsFunc(se.Nights, func(n Night) bool { return n.Values != nil })
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  night\tlabel\thost\truns\tmedian\tenvironment")
+		if withRuns {
+			fmt.Fprintln(tw, "  night\tlabel\thost\truns\tmedian\tenvironment\tvalues")
+		} else {
+			fmt.Fprintln(tw, "  night\tlabel\thost\truns\tmedian\tenvironment")
+		}
 		for j, n := range se.Nights {
 			env := ""
 			if j > 0 {
@@ -53,7 +60,15 @@ func WriteSeries(w io.Writer, series []*Series) {
 			if n.Partial != "" {
 				env = strings.TrimPrefix(strings.Join([]string{env, "(partial)"}, " "), " ")
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%s\t%s\n", n.Started.Local().Format(nightFormat), orDash(n.Label), n.Host, len(n.Values), nightSummary(se.Key.Metric, n), env)
+			line := fmt.Sprintf("  %s\t%s\t%s\t%d\t%s\t%s", n.Started.Local().Format(nightFormat), orDash(n.Label), n.Host, n.Summary.Runs, nightSummary(se.Key.Metric, n), env)
+			if withRuns {
+				vs := make([]string, len(n.Values))
+				for i, v := range n.Values {
+					vs[i] = formatMetric(se.Key.Metric, v)
+				}
+				line += "\t" + strings.Join(vs, " ")
+			}
+			fmt.Fprintln(tw, line)
 		}
 		tw.Flush()
 	}
