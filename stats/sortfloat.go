@@ -29,27 +29,34 @@ func SortFloat64s(x []float64) {
 		}
 		keys[i] = b
 	}
-	tmp := make([]uint64, len(x))
 	const bits = 11
 	const mask = 1<<bits - 1
-	var count [1 << bits]int
-	for shift := uint(0); shift < 64; shift += bits {
-		clear(count[:])
-		for _, k := range keys {
-			count[(k>>shift)&mask]++
+	const passes = (64 + bits - 1) / bits
+	// Every digit's histogram in one read of the keys; a digit all keys
+	// share (the exponent of step times, the zero low bits of integer
+	// nanoseconds) costs no pass.
+	var count [passes][1 << bits]int
+	for _, k := range keys {
+		for p := range passes {
+			count[p][(k>>(p*bits))&mask]++
 		}
-		if count[(keys[0]>>shift)&mask] == len(keys) {
-			continue // every key has this digit: the pass would change nothing
+	}
+	tmp := make([]uint64, len(x))
+	for p := range passes {
+		shift := uint(p * bits)
+		c := &count[p]
+		if c[(keys[0]>>shift)&mask] == len(keys) {
+			continue
 		}
 		sum := 0
-		for i, c := range count {
-			count[i] = sum
-			sum += c
+		for i, n := range c {
+			c[i] = sum
+			sum += n
 		}
 		for _, k := range keys {
 			d := (k >> shift) & mask
-			tmp[count[d]] = k
-			count[d]++
+			tmp[c[d]] = k
+			c[d]++
 		}
 		keys, tmp = tmp, keys
 	}
