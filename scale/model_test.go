@@ -1,0 +1,98 @@
+package scale
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gcjitter/gcjitter/stats"
+)
+
+// synthRuns are runs of a known process: ranks whose own step is 1 ms with
+// 2% normal noise, and which hold a pause of pause ns on a step with
+// probability p (allocator-driven, independent per rank), or every period
+// steps on every rank (scheduled) when period > 0.
+func synthRuns(seed uint64, runs, ranks, steps int, p, pause float64, period int) []*Run {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	out := make([]*Run, runs)
+	for i := range out {
+		r := &Run{Path: "synthetic", Ranks: make([]Rank, ranks), Global: make([]float64, steps), Resid: make([]float64, steps)}
+		for q := range r.Ranks {
+			rk := Rank{Own: make([]float64, steps), Auto: make([]float64, steps), Sched: make([]float64, steps)}
+			for k := range steps {
+				rk.Own[k] = 1e6 * (1 + 0.02*rng.NormFloat64())
+				switch {
+				case period > 0 && k%period == period-1:
+					rk.Sched[k] = pause
+				case period == 0 && rng.Float64() < p:
+					rk.Auto[k] = pause
+				}
+				rk.Own[k] += rk.Auto[k] + rk.Sched[k]
+				r.Global[k] = max(r.Global[k], rk.Own[k])
+			}
+			r.Ranks[q] = rk
+		}
+		out[i] = r
+	}
+	return out
+}
+
+// TestScaleKnownTruthSpikeRate: ranks that each pause on a fraction p of
+// their steps, independently, make a job in which some rank pauses on
+// 1-(1-p)^N of the steps; the predicted spike rate's interval must hold
+// that curve from 1 to 10,000 ranks. A model that kept the ranks'
+// collections in phase (p at every N) or counted each rank's pause on
+// every step fails it.
+func TestScaleKnownTruthSpikeRate(t *testing.T) {
+	const p, pause = 0.004, 30e6
+	g := &Group{Case: "synthetic", Variant: "default", Ranks: 1, Rule: stats.DefaultSpikeRule,
+		Runs: synthRuns(1, 8, 1, 2500, p, pause, 0)}
+	ns := []int{1, 2, 3, 5, 8, 13, 20, 35, 50, 80, 130, 200, 350, 500, 800, 1300, 2000, 3500, 5000, 8000, 10000}
+	preds := Predict(g, ns, Options{Steps: 5000, Boot: 60, Seed: 3})
+	for _, pr := range preds {
+		want := 1000 * (1 - math.Pow(1-p, float64(pr.Ranks)))
+		lo, hi := pr.Lo.SpikeRate, pr.Hi.SpikeRate
+		t.Logf("N=%5d want %6.1f/kstep, predicted %6.1f [%6.1f, %6.1f]", pr.Ranks, want, pr.Est.SpikeRate, lo, hi)
+		// One simulated step is the resolution of a rate from 5000 steps.
+		if res := 1000.0 / 5000; want < lo-res || want > hi+res {
+			t.Errorf("N=%d: the analytic spike rate %.1f/kstep is outside the predicted interval [%.1f, %.1f]", pr.Ranks, want, lo, hi)
+		}
+		// The interval must be informative, not everything.
+		if hi-lo > 0.6*max(want, 1000-want)+30 {
+			t.Errorf("N=%d: interval [%.1f, %.1f] too wide to test anything", pr.Ranks, lo, hi)
+		}
+	}
+}
+
+// TestScaleScheduledStaysFlat: collections every rank runs on the same
+// scheduled step do not multiply: the spike rate is 1/period at any N,
+// and the typical step stays the calm one.
+func TestScaleScheduledStaysFlat(t *testing.T) {
+	g := &Group{Case: "synthetic", Variant: "manual:40", Ranks: 4, Rule: stats.DefaultSpikeRule,
+		Runs: synthRuns(2, 2, 4, 400, 0, 30e6, 40)}
+	preds := Predict(g, []int{4, 64, 1024, 4096}, Options{Steps: 4000, Boot: 20, Seed: 1})
+	for _, pr := range preds {
+		if math.Abs(pr.Est.SpikeRate-25) > 1 {
+			t.Errorf("N=%d: spike rate %.1f/kstep, want 25 (one scheduled step in 40)", pr.Ranks, pr.Est.SpikeRate)
+		}
+		if pr.Est.P50 > 1.15e6 {
+			t.Errorf("N=%d: p50 %.0f ns, want about 1 ms (the noise's largest over N ranks)", pr.Ranks, pr.Est.P50)
+		}
+	}
+}
+
+// TestScaleCollectiveGrowth: the documented ring and tree costs.
+func TestScaleCollectiveGrowth(t *testing.T) {
+	tree := Collective{Kind: "tree", HopLatency: 10e3}
+	ring := Collective{Kind: "ring", HopLatency: 10e3, Bandwidth: 1e9, Bytes: 1e6}
+	for _, c := range []struct {
+		got, want float64
+	}{
+		{tree.Cost(1), 0}, {tree.Cost(2), 20e3}, {tree.Cost(1024), 200e3}, {tree.Cost(1000), 200e3},
+		{ring.Cost(4), 6*10e3 + 1.5*1e6}, {tree.Growth(1024, 4), 160e3},
+	} {
+		if math.Abs(c.got-c.want) > 1e-6 {
+			t.Errorf("cost %v, want %v", c.got, c.want)
+		}
+	}
+}

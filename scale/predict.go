@@ -1,0 +1,125 @@
+package scale
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/gcjitter/gcjitter/stats"
+)
+
+// Options are a prediction's settings.
+type Options struct {
+	Steps      int   // simulated steps per job (default 10,000)
+	Boot       int   // bootstrap replicates for the intervals (default 40)
+	Seed       uint64
+	Collective Collective
+	// Level is the intervals' coverage (default 0.95).
+	Level float64
+}
+
+func (o Options) orDefault() Options {
+	if o.Steps <= 0 {
+		o.Steps = 10000
+	}
+	if o.Boot <= 0 {
+		o.Boot = 40
+	}
+	if o.Level <= 0 || o.Level >= 1 {
+		o.Level = 0.95
+	}
+	if o.Collective.Kind == "" {
+		o.Collective.Kind = "tree"
+	}
+	return o
+}
+
+// Prediction is one policy's job at one number of ranks.
+type Prediction struct {
+	Case, Variant, Policy string
+	FromRanks             int // world size of the runs it was predicted from
+	Runs                  int
+	Ranks                 int
+	Est, Lo, Hi           Figures
+	CollectiveNS          float64 // the collective's modelled growth over the measured one
+}
+
+// Predict simulates the group's job at each n of ranks: a point estimate
+// from the runs as measured and intervals from block-bootstrap resamples
+// of them (runs and blocks of steps), each simulated afresh, so the
+// intervals hold both the data's and the simulation's uncertainty.
+func Predict(g *Group, ranks []int, opt Options) []Prediction {
+	return predictWith(g, g.Runs, g.Ranks, nil, ranks, opt)
+}
+
+// predictWith predicts from runs whose residual collective cost was
+// measured at world size from; resid, when not nil, replaces the runs'
+// own (single-rank runs have none: it comes from multi-rank runs).
+func predictWith(g *Group, runs []*Run, from int, resid []float64, ranks []int, opt Options) []Prediction {
+	opt = opt.orDefault()
+	block := blockLen(runs)
+	out := make([]Prediction, len(ranks))
+	reps := make([][]Figures, len(ranks))
+	for i := range reps {
+		reps[i] = make([]Figures, opt.Boot)
+	}
+	est := prepare(runs, g.Rule)
+	if resid != nil {
+		est.resid = resid
+	}
+	for i, n := range ranks {
+		rng := rand.New(rand.NewPCG(opt.Seed, uint64(n)))
+		growth := opt.Collective.Growth(n, from)
+		out[i] = Prediction{Case: g.Case, Variant: g.Variant, Policy: g.Policy, FromRanks: g.Ranks, Runs: len(runs), Ranks: n,
+			Est: est.simulate(n, opt.Steps, growth, rng).figures(g.Rule), CollectiveNS: growth}
+	}
+	// Replicates in parallel: each its own resample and generator.
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range next {
+				rng := rand.New(rand.NewPCG(opt.Seed+1, uint64(b)))
+				md := prepare(resample(runs, block, rng), g.Rule)
+				if resid != nil {
+					md.resid = resid
+				}
+				for i, n := range ranks {
+					reps[i][b] = md.simulate(n, opt.Steps, opt.Collective.Growth(n, from), rng).figures(g.Rule)
+				}
+			}
+		}()
+	}
+	for b := range opt.Boot {
+		next <- b
+	}
+	close(next)
+	wg.Wait()
+	a := (1 - opt.Level) / 2
+	for i := range out {
+		out[i].Lo, out[i].Hi = interval(reps[i], a)
+	}
+	return out
+}
+
+// interval is the percentile interval of each figure over replicates.
+func interval(reps []Figures, a float64) (lo, hi Figures) {
+	pick := func(f func(Figures) float64) (float64, float64) {
+		xs := make([]float64, len(reps))
+		for i, r := range reps {
+			xs[i] = f(r)
+		}
+		slices.Sort(xs)
+		return stats.Quantile(xs, a), stats.Quantile(xs, 1-a)
+	}
+	lo.P50, hi.P50 = pick(func(f Figures) float64 { return f.P50 })
+	lo.P90, hi.P90 = pick(func(f Figures) float64 { return f.P90 })
+	lo.P99, hi.P99 = pick(func(f Figures) float64 { return f.P99 })
+	lo.Mean, hi.Mean = pick(func(f Figures) float64 { return f.Mean })
+	lo.SpikeRate, hi.SpikeRate = pick(func(f Figures) float64 { return f.SpikeRate })
+	lo.Loss, hi.Loss = pick(func(f Figures) float64 { return f.Loss })
+	return lo, hi
+}

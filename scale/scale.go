@@ -1,0 +1,152 @@
+package scale
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/gcjitter/gcjitter/stats"
+)
+
+// Report is what gcjitter scale prints: predictions per policy and number
+// of ranks, the validation that comes before them, and the model's settings.
+type Report struct {
+	Predictions []Prediction
+	Validation  []Validation
+	Options     Options
+	Warnings    []string
+}
+
+// Validation is a prediction of a measured multi-rank job, with its error.
+type Validation struct {
+	Case, Variant, Policy string
+	// From says what predicted it: "own ranks" (the run's own rank streams)
+	// or "single-rank runs" (runs of the case with ranks: 1).
+	From      string
+	FromRanks int
+	Ranks     int // the measured job's world size
+	Runs      int // measured runs
+	Measured  Figures
+	Predicted Prediction
+	// Err are the relative errors of p50, p90, p99 (predicted over
+	// measured, minus 1); SpikeRatio predicted over measured spike rate
+	// (NaN when the measured job had none and the prediction some).
+	Err        struct{ P50, P90, P99 float64 }
+	SpikeRatio float64
+	Note       string
+}
+
+// Tolerances of the acceptance check: the validation says whether
+// each figure is within them.
+const (
+	TolQuantile = 0.25 // p50 and p90 within 25%
+	TolSpike    = 2.0  // spike rate within 2x
+)
+
+// Within says whether p50, p90 and the spike rate are within tolerance.
+func (v *Validation) Within() bool {
+	ok := math.Abs(v.Err.P50) <= TolQuantile && math.Abs(v.Err.P90) <= TolQuantile
+	r := v.SpikeRatio
+	return ok && !math.IsNaN(r) && r <= TolSpike && r >= 1/TolSpike
+}
+
+// Build predicts every case's variants at ranks, each from its runs of the
+// largest world size, after validating the model on every measured
+// multi-rank job: from its own rank streams, and from single-rank runs of
+// the same case's variant where there are some.
+func Build(groups []*Group, ranks []int, opt Options) *Report {
+	opt = opt.orDefault()
+	rep := &Report{Options: opt}
+	sortGroups(groups)
+	type cv struct{ c, v string }
+	var order []cv
+	bySize := map[cv][]*Group{}
+	for _, g := range groups {
+		k := cv{g.Case, g.Variant}
+		if bySize[k] == nil {
+			order = append(order, k)
+		}
+		bySize[k] = append(bySize[k], g)
+	}
+	for _, k := range order {
+		gs := bySize[k]
+		slices.SortFunc(gs, func(a, b *Group) int { return a.Ranks - b.Ranks })
+		var single *Group
+		if gs[0].Ranks == 1 {
+			single = gs[0]
+		}
+		for _, g := range gs {
+			if g.Ranks < 2 {
+				continue
+			}
+			rep.Validation = append(rep.Validation, validate(g, g, opt))
+			if single != nil {
+				rep.Validation = append(rep.Validation, validate(single, g, opt))
+			}
+		}
+		src := gs[len(gs)-1]
+		rep.Predictions = append(rep.Predictions, Predict(src, ranks, opt)...)
+		if src.Ranks == 1 {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s/%s: predicted from single-rank runs: no measured collective, its cost is the model's alone (-hop-latency)", k.c, k.v))
+		}
+	}
+	return rep
+}
+
+// validate predicts target's measured job (its world size) from src's
+// runs: the same group (own rank streams) or single-rank runs, whose
+// collective cost is then the target's measured one.
+func validate(src, target *Group, opt Options) Validation {
+	v := Validation{Case: target.Case, Variant: target.Variant, Policy: target.Policy, FromRanks: src.Ranks, Ranks: target.Ranks, Runs: len(target.Runs)}
+	var pred []Prediction
+	if src == target {
+		v.From = "own ranks"
+		pred = Predict(src, []int{target.Ranks}, opt)
+	} else {
+		v.From = "single-rank runs"
+		var resid []float64
+		for _, r := range target.Runs {
+			resid = append(resid, r.Resid...)
+		}
+		stats.SortFloat64s(resid)
+		pred = predictWith(src, src.Runs, target.Ranks, resid, []int{target.Ranks}, opt)
+		// The collective and the ranks' skew come from the multi-rank
+		// runs; what is tested is the own-time process of one rank alone.
+		own1, ownN := medianOwn(src), medianOwn(target)
+		v.Note = fmt.Sprintf("collective and skew from the %d-rank runs; own time: %d-rank median %.3g ms, single-rank %.3g ms", target.Ranks, target.Ranks, ownN/1e6, own1/1e6)
+		if ownN > 1.25*own1 || own1 > 1.25*ownN {
+			v.Note += fmt.Sprintf(" (x%.2f: CPU contention between the ranks, which single-rank runs cannot show; the single-rank prediction does not hold on this host)", ownN/own1)
+		}
+	}
+	v.Predicted = pred[0]
+	var all []float64
+	rate := 0.0
+	for _, r := range target.Runs {
+		all = append(all, r.Global...)
+		rate += r.SpikeRate / float64(len(target.Runs))
+	}
+	v.Measured = quantiles(all)
+	v.Measured.SpikeRate = rate
+	p := v.Predicted.Est
+	v.Err.P50, v.Err.P90, v.Err.P99 = p.P50/v.Measured.P50-1, p.P90/v.Measured.P90-1, p.P99/v.Measured.P99-1
+	switch {
+	case rate == 0 && p.SpikeRate == 0:
+		v.SpikeRatio = 1
+	case rate == 0:
+		v.SpikeRatio = math.NaN()
+	default:
+		v.SpikeRatio = p.SpikeRate / rate
+	}
+	return v
+}
+
+func medianOwn(g *Group) float64 {
+	var xs []float64
+	for _, r := range g.Runs {
+		for _, rk := range r.Ranks {
+			xs = append(xs, rk.Own...)
+		}
+	}
+	stats.SortFloat64s(xs)
+	return stats.Quantile(xs, 0.5)
+}
