@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,7 +27,7 @@ type Added struct {
 	Night     string // the night's id (a hash of what identifies the invocation)
 	HostClass string
 	Runs      int // runs new to the store; 0 when the directory was there already
-	Values    int // metric values new to the store
+	Values    int // metric values new to the store (in the new runs)
 	Skipped   int // runs that did not complete (not recorded)
 	Partial   string
 }
@@ -102,10 +103,15 @@ func (s *Store) AddManifest(ctx context.Context, m *results.Manifest, source str
 			return fail(err)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, s.bind(`INSERT INTO nights (id, started, finished, host_class, host, cpu_model, tool, label, partial, command, source, added)
+	res, err := tx.ExecContext(ctx, s.bind(`INSERT INTO nights (id, started, finished, host_class, host, cpu_model, tool, label, partial, command, source, added)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
 		a.Night, m.Started.UTC().Format(time.RFC3339Nano), finished, class, m.Host.Hostname, m.Host.CPUModel, m.Tool,
-		o.Label, a.Partial, strings.Join(m.Command, " "), source, time.Now().UTC().Format(time.RFC3339)); err != nil {
+		o.Label, a.Partial, strings.Join(m.Command, " "), source, time.Now().UTC().Format(time.RFC3339))
+	if err != nil {
+		return fail(err)
+	}
+	newNight, err := res.RowsAffected()
+	if err != nil {
 		return fail(err)
 	}
 	// A night recorded partial and added again complete loses its mark.
@@ -123,7 +129,9 @@ func (s *Store) AddManifest(ctx context.Context, m *results.Manifest, source str
 	// A night new to the store is summarised from the manifest; one that
 	// gained runs, from everything the store then holds of it.
 	sums := newNightSummaries(a.Night)
-	var runRows, valueRows [][]any
+	var runRows [][]any
+	envs := map[results.Env][2]string{} // an environment's JSON and key
+	spikes := map[string]string{}       // a case's spike rule's JSON
 	for _, r := range m.Runs {
 		if r.Status != results.StatusOK || r.Summary == nil {
 			a.Skipped++
@@ -137,8 +145,13 @@ func (s *Store) AddManifest(ctx context.Context, m *results.Manifest, source str
 		if r.Meta != nil {
 			env = r.Meta.Env(m.Worker)
 		}
-		envJSON, _ := json.Marshal(env)
-		envKey := env.Key()
+		e, ok := envs[env]
+		if !ok { // once a night, not once a run
+			j, _ := json.Marshal(env)
+			e = [2]string{string(j), env.Key()}
+			envs[env] = e
+		}
+		envJSON, envKey := e[0], e[1]
 		variant := r.Variant
 		if r.Side != "" && r.Of != "" {
 			variant = r.Of
@@ -147,32 +160,44 @@ func (s *Store) AddManifest(ctx context.Context, m *results.Manifest, source str
 		c, warmup, spike := sizes[r.Case], -1, ""
 		if c.Name != "" {
 			warmup = c.Warmup
-			rule, _ := json.Marshal(c.SpikeRule())
-			spike = string(rule)
+			if spike, ok = spikes[r.Case]; !ok {
+				rule, _ := json.Marshal(c.SpikeRule())
+				spike = string(rule)
+				spikes[r.Case] = spike
+			}
 		}
-		runRows = append(runRows, []any{a.Night, r.ID, r.Case, variant, r.Side, r.Index, sum.Steps, warmup, spike, envKey, string(envJSON),
-			sum.Collections[0], sum.Collections[1], sum.Collections[2], sum.Collected[0], sum.Collected[1], sum.Collected[2]})
-		for _, mt := range stats.Metrics {
+		metrics := []byte{'{'}
+		vals := sums.run(summaryGroup{Case: r.Case, Variant: variant, Side: r.Side, EnvKey: envKey}, envJSON)
+		for i, mt := range stats.Metrics {
 			v := mt.Value(*sum)
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				continue
+				continue // not measured (no device memory on a CPU)
 			}
-			valueRows = append(valueRows, []any{a.Night, r.ID, mt.Name, v})
-			sums.add(summaryGroup{Case: r.Case, Variant: variant, Side: r.Side, EnvKey: envKey, Metric: mt.Name}, string(envJSON), v)
+			if len(metrics) > 1 {
+				metrics = append(metrics, ',')
+			}
+			metrics = strconv.AppendQuote(metrics, mt.Name)
+			metrics = append(metrics, ':')
+			metrics = strconv.AppendFloat(metrics, v, 'g', -1, 64)
+			a.Values++
+			vals[i] = v
 		}
+		metrics = append(metrics, '}')
+		runRows = append(runRows, []any{a.Night, r.ID, r.Case, variant, r.Side, r.Index, sum.Steps, warmup, spike, envKey, envJSON,
+			sum.Collections[0], sum.Collections[1], sum.Collections[2], sum.Collected[0], sum.Collected[1], sum.Collected[2], string(metrics)})
+		sums.done(vals)
 	}
 	fresh := len(existing) == len(runRows)
 	if err := s.bulkInsert(ctx, conn, tx, "runs", runColumns, runRows); err != nil {
 		return fail(err)
 	}
-	if err := s.bulkInsert(ctx, conn, tx, "run_values", valueColumns, valueRows); err != nil {
-		return fail(err)
-	}
-	a.Runs, a.Values = len(runRows), len(valueRows)
+	a.Runs = len(runRows)
 	switch {
 	case len(runRows) == 0:
+	case newNight == 1:
+		err = sums.insert(ctx, s, conn, tx) // nothing to replace: the bulk path
 	case fresh:
-		err = sums.write(ctx, s, tx)
+		err = sums.write(ctx, s, tx) // runs pruned, added again
 	default:
 		err = summarizeStored(ctx, s, tx, a.Night)
 	}
@@ -203,13 +228,18 @@ func (s *Store) storedRuns(ctx context.Context, tx *sql.Tx, night string) (map[s
 	return ids, rows.Err()
 }
 
-// runColumns and valueColumns are the columns of runs and run_values
-// that Add writes, in order.
-var (
-	runColumns = []string{"night_id", "run_id", "case_name", "variant", "side", "run_index", "steps", "warmup", "spike", "env_key", "env",
-		"gen0_collections", "gen1_collections", "gen2_collections", "gen0_collected", "gen1_collected", "gen2_collected"}
-	valueColumns = []string{"night_id", "run_id", "metric", "value"}
-)
+// runColumns are the columns of runs that Add writes, in order.
+var runColumns = []string{"night_id", "run_id", "case_name", "variant", "side", "run_index", "steps", "warmup", "spike", "env_key", "env",
+	"gen0_collections", "gen1_collections", "gen2_collections", "gen0_collected", "gen1_collected", "gen2_collected", "metrics"}
+
+// decodeMetrics reads a run's metrics column.
+func decodeMetrics(raw []byte) (map[string]float64, error) {
+	var m map[string]float64
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("a run's metrics %.40q: %v", raw, err)
+	}
+	return m, nil
+}
 
 // bulkInsert writes rows into table with each store's bulk path, inside
 // tx: COPY on PostgreSQL (pgx's CopyFrom, on tx's connection), one

@@ -49,8 +49,8 @@ type baselineRun struct {
 // ran in the newest night's environment with its size, as a baseline.
 func (s *Store) Baseline(ctx context.Context, class, caseName string, n int) (*Baseline, error) {
 	rows, err := s.db.QueryContext(ctx, s.bind(`SELECT n.id, n.started, n.host, n.tool, n.cpu_model, r.run_id, r.variant, r.steps, r.warmup, r.spike, r.env_key, r.env,
-		r.gen0_collections, r.gen1_collections, r.gen2_collections, r.gen0_collected, r.gen1_collected, r.gen2_collected, v.metric, v.value
-		FROM runs r JOIN nights n ON n.id = r.night_id JOIN run_values v ON v.night_id = r.night_id AND v.run_id = r.run_id
+		r.gen0_collections, r.gen1_collections, r.gen2_collections, r.gen0_collected, r.gen1_collected, r.gen2_collected, r.metrics
+		FROM runs r JOIN nights n ON n.id = r.night_id
 		WHERE n.host_class = ? AND r.case_name = ? AND r.side = '' AND n.partial = ''
 		ORDER BY n.started, n.id, r.variant, r.run_index, r.run_id`), class, caseName)
 	if err != nil {
@@ -58,24 +58,20 @@ func (s *Store) Baseline(ctx context.Context, class, caseName string, n int) (*B
 	}
 	defer rows.Close()
 	var runs []*baselineRun
-	var ids []string // beside runs: each run's id, to group its metrics' rows
 	for rows.Next() {
 		var r baselineRun
-		var id, started, metric string
-		var v float64
+		var id, started string
+		var raw []byte
 		if err := rows.Scan(&r.night, &started, &r.host, &r.tool, &r.cpu, &id, &r.variant, &r.steps, &r.warmup, &r.spike, &r.envKey, &r.env,
 			&r.sched.Collections[0], &r.sched.Collections[1], &r.sched.Collections[2],
-			&r.sched.Collected[0], &r.sched.Collected[1], &r.sched.Collected[2], &metric, &v); err != nil {
+			&r.sched.Collected[0], &r.sched.Collected[1], &r.sched.Collected[2], &raw); err != nil {
 			return nil, fmt.Errorf("history %s: %v", s, err)
 		}
-		if last := len(runs) - 1; last >= 0 && runs[last].night == r.night && runs[last].variant == r.variant && id == ids[last] {
-			runs[last].values[metric] = v
-			continue
+		if r.values, err = decodeMetrics(raw); err != nil {
+			return nil, fmt.Errorf("history %s: night %s run %s: %v", s, r.night, id, err)
 		}
 		r.started, _ = time.Parse(time.RFC3339Nano, started)
-		r.values = map[string]float64{metric: v}
 		runs = append(runs, &r)
-		ids = append(ids, id)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("history %s: %v", s, err)

@@ -222,52 +222,8 @@ func (s *Store) QueryRuns(ctx context.Context, f Filter) ([]*Series, error) {
 	if len(where) > 0 {
 		cond = " WHERE " + strings.Join(where, " AND ")
 	}
-	type runInfo struct {
-		key   SeriesKey // without the metric
-		night *NightInfo
-		index int
-	}
-	runs := map[string]map[string]*runInfo{} // night id -> run id -> run
-	rows, err := s.db.QueryContext(ctx, s.bind(`SELECT n.host_class, r.case_name, r.variant, r.side, n.id, n.started, n.host, n.label, n.partial, r.env_key, r.env, r.run_id, r.run_index
+	rows, err := s.db.QueryContext(ctx, s.bind(`SELECT n.host_class, r.case_name, r.variant, r.side, n.id, n.started, n.host, n.label, n.partial, r.env_key, r.env, r.run_id, r.run_index, r.metrics
 		FROM runs r JOIN nights n ON n.id = r.night_id`+cond), args...)
-	if err != nil {
-		return nil, fmt.Errorf("history %s: %v", s, err)
-	}
-	nights := map[string]*NightInfo{}
-	envs := map[string]results.Env{}
-	for rows.Next() {
-		var k SeriesKey
-		var nt NightInfo
-		var started, envJSON, runID string
-		var index int
-		if err := rows.Scan(&k.HostClass, &k.Case, &k.Variant, &k.Side, &nt.ID, &started, &nt.Host, &nt.Label, &nt.Partial, &nt.EnvKey, &envJSON, &runID, &index); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("history %s: %v", s, err)
-		}
-		tmpl := nights[nt.ID+"\x00"+envJSON]
-		if tmpl == nil {
-			nt.Started, _ = time.Parse(time.RFC3339Nano, started)
-			nt.Env = envOf(envs, envJSON)
-			tmpl = &nt
-			nights[nt.ID+"\x00"+envJSON] = tmpl
-		}
-		if runs[tmpl.ID] == nil {
-			runs[tmpl.ID] = map[string]*runInfo{}
-		}
-		runs[tmpl.ID][runID] = &runInfo{key: k, night: tmpl, index: index}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("history %s: %v", s, err)
-	}
-
-	vcond, vargs := cond, args
-	if f.Metric != "" {
-		vcond = " WHERE " + strings.Join(append(slices.Clone(where), "v.metric = ?"), " AND ")
-		vargs = append(slices.Clone(args), f.Metric)
-	}
-	rows, err = s.db.QueryContext(ctx, s.bind(`SELECT v.night_id, v.run_id, v.metric, v.value
-		FROM run_values v JOIN runs r ON r.night_id = v.night_id AND r.run_id = v.run_id JOIN nights n ON n.id = v.night_id`+vcond), vargs...)
 	if err != nil {
 		return nil, fmt.Errorf("history %s: %v", s, err)
 	}
@@ -281,26 +237,37 @@ func (s *Store) QueryRuns(ctx context.Context, f Filter) ([]*Series, error) {
 		night *NightInfo
 	}
 	values := map[nightKey][]value{}
-	metrics := map[string]string{}
+	nights := map[string]*NightInfo{} // night id and environment -> the night, shared
+	envs := map[string]results.Env{}
 	for rows.Next() {
-		var nightID, runID, metric sql.RawBytes
-		var v float64
-		if err := rows.Scan(&nightID, &runID, &metric, &v); err != nil {
+		var k SeriesKey
+		var nt NightInfo
+		var started, envJSON, runID string
+		var raw []byte
+		var index int
+		if err := rows.Scan(&k.HostClass, &k.Case, &k.Variant, &k.Side, &nt.ID, &started, &nt.Host, &nt.Label, &nt.Partial, &nt.EnvKey, &envJSON, &runID, &index, &raw); err != nil {
 			return nil, fmt.Errorf("history %s: %v", s, err)
 		}
-		run := runs[string(nightID)][string(runID)]
-		if run == nil {
-			continue // added between the two reads
+		info := nights[nt.ID+"\x00"+envJSON]
+		if info == nil {
+			nt.Started, _ = time.Parse(time.RFC3339Nano, started)
+			nt.Env = envOf(envs, envJSON)
+			info = &nt
+			nights[nt.ID+"\x00"+envJSON] = info
 		}
-		m, ok := metrics[string(metric)]
-		if !ok {
-			m = string(metric)
-			metrics[m] = m
+		metrics, err := decodeMetrics(raw)
+		if err != nil {
+			return nil, fmt.Errorf("history %s: night %s run %s: %v", s, nt.ID, runID, err)
 		}
-		k := run.key
-		k.Metric = m
-		nk := nightKey{k, run.night}
-		values[nk] = append(values[nk], value{run.index, v})
+		for m, v := range metrics {
+			if f.Metric != "" && m != f.Metric {
+				continue
+			}
+			k := k
+			k.Metric = m
+			nk := nightKey{k, info}
+			values[nk] = append(values[nk], value{index, v})
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("history %s: %v", s, err)
@@ -349,8 +316,28 @@ type Counts struct{ Nights, Runs, Values, Summaries int }
 // Count counts the store's nights, runs, values and night summaries.
 func (s *Store) Count(ctx context.Context) (Counts, error) {
 	var c Counts
-	err := s.db.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM nights), (SELECT COUNT(*) FROM runs), (SELECT COUNT(*) FROM run_values), (SELECT COUNT(*) FROM night_summaries)`).Scan(&c.Nights, &c.Runs, &c.Values, &c.Summaries)
-	return c, err
+	err := s.db.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM nights), (SELECT COUNT(*) FROM runs), (SELECT COUNT(*) FROM night_summaries)`).Scan(&c.Nights, &c.Runs, &c.Summaries)
+	if err != nil {
+		return c, err
+	}
+	// Values are inside the runs' metrics: counted by reading them.
+	rows, err := s.db.QueryContext(ctx, `SELECT metrics FROM runs`)
+	if err != nil {
+		return c, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var raw []byte
+		if err := rows.Scan(&raw); err != nil {
+			return c, err
+		}
+		m, err := decodeMetrics(raw)
+		if err != nil {
+			return c, err
+		}
+		c.Values += len(m)
+	}
+	return c, rows.Err()
 }
 
 // Median is the night's median value: the night's one number in a series.

@@ -60,11 +60,14 @@ var migrations = []string{
 	`ALTER TABLE runs ADD COLUMN warmup INTEGER NOT NULL DEFAULT -1;
 	ALTER TABLE runs ADD COLUMN spike TEXT NOT NULL DEFAULT ''`,
 	// 4: each night's summary of each series (what detection, show and
-	// the dashboards read: a year of nights is then 1 row a night and
-	// series instead of 10 runs x 13 metrics), and each night's
-	// environments by key, so a summary row carries only the key. lo and
-	// hi are NULL where the night has too few runs for an interval.
-	// Existing nights are summarised from their runs (backfills[4]).
+	// the dashboards read: a year of nights is then a row a night and
+	// series, not 10 runs x 15 metrics), each night's environments by key
+	// (a summary row carries only the key), and a run's metrics in its own
+	// row as a JSON object ({"p50": 4.1e7, ...}): one row a run instead of
+	// one a value is what makes a night's ingest cheap. lo and hi are NULL
+	// where the night has too few runs for an interval. backfills[4] moves
+	// the values of run_values into runs.metrics, summarises every night
+	// and drops run_values.
 	`CREATE TABLE night_summaries (
 		night_id  TEXT NOT NULL,
 		case_name TEXT NOT NULL,
@@ -85,7 +88,8 @@ var migrations = []string{
 		env_key  TEXT NOT NULL,
 		env      TEXT NOT NULL,
 		PRIMARY KEY (night_id, env_key)
-	)`,
+	);
+	ALTER TABLE runs ADD COLUMN metrics TEXT NOT NULL DEFAULT '{}'`,
 }
 
 // backfills are the data a migration computes in Go (medians and

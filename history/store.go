@@ -54,8 +54,12 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		// WAL lets readers go on while a writer adds a night; the busy
 		// timeout makes a second writer wait its turn instead of failing;
 		// immediate transactions take the write lock at BEGIN, so two
-		// writers never deadlock upgrading a read lock.
-		s.db, err = sql.Open("sqlite", "file:"+dsn+"?_pragma=busy_timeout(60000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate")
+		// writers never deadlock upgrading a read lock. synchronous=NORMAL
+		// is WAL's recommended setting: a commit is atomic and the file
+		// never corrupt, but the last nights added before a power cut may
+		// be lost (history add again restores them), and a commit costs
+		// no fsync.
+		s.db, err = sql.Open("sqlite", "file:"+dsn+"?_pragma=busy_timeout(60000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("history %s: %v", s.dsn, err)

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -47,6 +48,10 @@ type nightSummaries struct {
 	night  string
 	values map[summaryGroup][]float64
 	envs   map[string]string // env key -> its JSON
+	// A run at a time (run, done), by the run's group without metric.
+	cur   summaryGroup
+	row   []float64
+	byRun map[summaryGroup][][]float64
 }
 
 func newNightSummaries(night string) *nightSummaries {
@@ -60,6 +65,51 @@ func (ns *nightSummaries) add(g summaryGroup, envJSON string, v float64) {
 	}
 }
 
+// run gives a run's row of values, one per metric of the catalogue (NaN:
+// not measured), for done to add: a night's values grouped by the run's
+// group once, not by metric and group 15 times a run.
+func (ns *nightSummaries) run(g summaryGroup, envJSON string) []float64 {
+	if _, ok := ns.envs[g.EnvKey]; !ok {
+		ns.envs[g.EnvKey] = envJSON
+	}
+	ns.cur = g
+	ns.row = ns.row[:0]
+	for range stats.Metrics {
+		ns.row = append(ns.row, math.NaN())
+	}
+	return ns.row
+}
+
+func (ns *nightSummaries) done(row []float64) {
+	if ns.byRun == nil {
+		ns.byRun = map[summaryGroup][][]float64{}
+	}
+	vs := ns.byRun[ns.cur]
+	if vs == nil {
+		vs = make([][]float64, len(stats.Metrics))
+	}
+	for i, v := range row {
+		if !math.IsNaN(v) {
+			vs[i] = append(vs[i], v)
+		}
+	}
+	ns.byRun[ns.cur] = vs
+}
+
+// flush moves what run and done gathered into values.
+func (ns *nightSummaries) flush() {
+	for g, vs := range ns.byRun {
+		for i, xs := range vs {
+			if len(xs) > 0 {
+				g := g
+				g.Metric = stats.Metrics[i].Name
+				ns.values[g] = append(ns.values[g], xs...)
+			}
+		}
+	}
+	ns.byRun = nil
+}
+
 // interval is an interval end as stored: NULL where it is infinite (too
 // few runs), which neither database keeps portably.
 func interval(v float64) any {
@@ -69,10 +119,54 @@ func interval(v float64) any {
 	return v
 }
 
+// compareGroups orders a night's rows, so that a night is written the
+// same way every time.
+func compareGroups(a, b summaryGroup) int {
+	return cmp.Or(cmp.Compare(a.Case, b.Case), cmp.Compare(a.Variant, b.Variant), cmp.Compare(a.Side, b.Side),
+		cmp.Compare(a.EnvKey, b.EnvKey), cmp.Compare(a.Metric, b.Metric))
+}
+
+// summaryColumns are night_summaries' columns, in the order rows() gives.
+var summaryColumns = []string{"night_id", "case_name", "variant", "side", "env_key", "metric", "runs", "median", "lo", "hi", "min_value", "max_value"}
+
+// rows are the night's summary rows and environment rows.
+func (ns *nightSummaries) rows() (sums, envs [][]any) {
+	ns.flush()
+	groups := make([]summaryGroup, 0, len(ns.values))
+	for g := range ns.values {
+		groups = append(groups, g)
+	}
+	slices.SortFunc(groups, compareGroups)
+	for _, g := range groups {
+		sum := Summarize(ns.values[g])
+		sums = append(sums, []any{ns.night, g.Case, g.Variant, g.Side, g.EnvKey, g.Metric, sum.Runs, sum.Median, interval(sum.Lo), interval(sum.Hi), sum.Min, sum.Max})
+	}
+	keys := make([]string, 0, len(ns.envs))
+	for k := range ns.envs {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		envs = append(envs, []any{ns.night, k, ns.envs[k]})
+	}
+	return sums, envs
+}
+
+// insert writes the summaries of a night new to the store with the bulk
+// path (there is nothing to replace).
+func (ns *nightSummaries) insert(ctx context.Context, s *Store, conn *sql.Conn, tx *sql.Tx) error {
+	sums, envs := ns.rows()
+	if err := s.bulkInsert(ctx, conn, tx, "night_envs", []string{"night_id", "env_key", "env"}, envs); err != nil {
+		return err
+	}
+	return s.bulkInsert(ctx, conn, tx, "night_summaries", summaryColumns, sums)
+}
+
 // write upserts the night's summaries and environments: a night that
 // gained runs (a partial night completed) has its summaries replaced, and
 // a night whose runs were pruned keeps those it had.
 func (ns *nightSummaries) write(ctx context.Context, s *Store, tx *sql.Tx) error {
+	ns.flush()
 	if len(ns.values) == 0 {
 		return nil
 	}
@@ -96,10 +190,7 @@ func (ns *nightSummaries) write(ctx context.Context, s *Store, tx *sql.Tx) error
 	for g := range ns.values {
 		groups = append(groups, g)
 	}
-	slices.SortFunc(groups, func(a, b summaryGroup) int {
-		return strings.Compare(a.Case+"\x00"+a.Variant+"\x00"+a.Side+"\x00"+a.EnvKey+"\x00"+a.Metric,
-			b.Case+"\x00"+b.Variant+"\x00"+b.Side+"\x00"+b.EnvKey+"\x00"+b.Metric)
-	})
+	slices.SortFunc(groups, compareGroups)
 	// Many rows a statement: on PostgreSQL a statement is a round trip.
 	const width, perInsert = 12, 1000
 	for len(groups) > 0 {
@@ -125,32 +216,41 @@ func (ns *nightSummaries) write(ctx context.Context, s *Store, tx *sql.Tx) error
 // holds of it: for a night that gained runs, and for nights stored before
 // summaries were (the migration).
 func summarizeStored(ctx context.Context, s *Store, tx *sql.Tx, night string) error {
-	rows, err := tx.QueryContext(ctx, s.bind(`SELECT r.case_name, r.variant, r.side, r.env_key, r.env, v.metric, v.value
-		FROM runs r JOIN run_values v ON v.night_id = r.night_id AND v.run_id = r.run_id WHERE r.night_id = ?`), night)
+	rows, err := tx.QueryContext(ctx, s.bind(`SELECT case_name, variant, side, env_key, env, metrics FROM runs WHERE night_id = ?`), night)
 	if err != nil {
 		return err
 	}
+	defer rows.Close()
 	ns := newNightSummaries(night)
 	for rows.Next() {
 		var g summaryGroup
 		var env string
-		var v float64
-		if err := rows.Scan(&g.Case, &g.Variant, &g.Side, &g.EnvKey, &env, &g.Metric, &v); err != nil {
-			rows.Close()
+		var raw []byte
+		if err := rows.Scan(&g.Case, &g.Variant, &g.Side, &g.EnvKey, &env, &raw); err != nil {
 			return err
 		}
-		ns.add(g, env, v)
+		metrics, err := decodeMetrics(raw)
+		if err != nil {
+			return err
+		}
+		for _, mt := range stats.Metrics { // catalogue order, so a night's rows are in a stable order
+			if v, ok := metrics[mt.Name]; ok {
+				g := g
+				g.Metric = mt.Name
+				ns.add(g, env, v)
+			}
+		}
 	}
-	rows.Close()
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	rows.Close()
 	return ns.write(ctx, s, tx)
 }
 
-// backfillSummaries summarises every night of a store written before
-// summaries were stored (migration 4), a night at a time so that memory
-// stays one night's.
+// backfillSummaries brings a store of schema 3 to 4: each run's values
+// from run_values into its metrics column, every night summarised, and
+// run_values dropped. A night at a time, so memory stays one night's.
 func backfillSummaries(ctx context.Context, s *Store, tx *sql.Tx) error {
 	rows, err := tx.QueryContext(ctx, `SELECT id FROM nights ORDER BY id`)
 	if err != nil {
@@ -169,9 +269,53 @@ func backfillSummaries(ctx context.Context, s *Store, tx *sql.Tx) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	update, err := tx.PrepareContext(ctx, s.bind(`UPDATE runs SET metrics = ? WHERE night_id = ? AND run_id = ?`))
+	if err != nil {
+		return err
+	}
+	defer update.Close()
 	for _, id := range ids {
+		if err := moveValues(ctx, s, tx, update, id); err != nil {
+			return fmt.Errorf("night %s: %v", id, err)
+		}
 		if err := summarizeStored(ctx, s, tx, id); err != nil {
 			return fmt.Errorf("summarising night %s: %v", id, err)
+		}
+	}
+	_, err = tx.ExecContext(ctx, `DROP TABLE run_values`)
+	return err
+}
+
+// moveValues writes a night's rows of run_values into its runs' metrics.
+func moveValues(ctx context.Context, s *Store, tx *sql.Tx, update *sql.Stmt, night string) error {
+	rows, err := tx.QueryContext(ctx, s.bind(`SELECT run_id, metric, value FROM run_values WHERE night_id = ?`), night)
+	if err != nil {
+		return err
+	}
+	byRun := map[string]map[string]float64{}
+	for rows.Next() {
+		var run, metric string
+		var v float64
+		if err := rows.Scan(&run, &metric, &v); err != nil {
+			rows.Close()
+			return err
+		}
+		if byRun[run] == nil {
+			byRun[run] = map[string]float64{}
+		}
+		byRun[run][metric] = v
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for run, m := range byRun {
+		raw, err := json.Marshal(m)
+		if err != nil {
+			return fmt.Errorf("run %s: %v", run, err) // a NaN or Inf, which neither store holds
+		}
+		if _, err := update.ExecContext(ctx, string(raw), night, run); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -179,14 +323,14 @@ func backfillSummaries(ctx context.Context, s *Store, tx *sql.Tx) error {
 
 // Pruned is what a prune removed.
 type Pruned struct {
-	Nights, Runs, Values int // nights whose runs went, and the runs and values
+	Nights, Runs int // nights whose runs went, and the runs
 }
 
-// PruneRuns deletes the runs (and their values) of nights that started
-// before cutoff, in one transaction; their summaries stay, so series,
-// detection and the dashboards read the same nights as before. A night
-// without a summary (none after migration 4) keeps its runs: they are its
-// only record.
+// PruneRuns deletes the runs of nights that started before cutoff, in one
+// transaction; their summaries stay, so series, detection and the
+// dashboards read the same nights as before (a gate's history:N baseline
+// and show -runs read runs, so they see only the nights kept). A night
+// without summaries keeps its runs: they are its only record.
 func (s *Store) PruneRuns(ctx context.Context, cutoff time.Time) (Pruned, error) {
 	var p Pruned
 	tx, err := s.db.BeginTx(ctx, nil)
@@ -199,17 +343,12 @@ func (s *Store) PruneRuns(ctx context.Context, cutoff time.Time) (Pruned, error)
 	if err := tx.QueryRowContext(ctx, s.bind(`SELECT COUNT(DISTINCT night_id) FROM runs WHERE night_id IN (`+old+`)`), at).Scan(&p.Nights); err != nil {
 		return p, fmt.Errorf("history %s: prune: %v", s, err)
 	}
-	for _, d := range []struct {
-		table string
-		n     *int
-	}{{"run_values", &p.Values}, {"runs", &p.Runs}} {
-		res, err := tx.ExecContext(ctx, s.bind(`DELETE FROM `+d.table+` WHERE night_id IN (`+old+`)`), at)
-		if err != nil {
-			return p, fmt.Errorf("history %s: prune: %v", s, err)
-		}
-		n, _ := res.RowsAffected()
-		*d.n = int(n)
+	res, err := tx.ExecContext(ctx, s.bind(`DELETE FROM runs WHERE night_id IN (`+old+`)`), at)
+	if err != nil {
+		return p, fmt.Errorf("history %s: prune: %v", s, err)
 	}
+	n, _ := res.RowsAffected()
+	p.Runs = int(n)
 	if err := tx.Commit(); err != nil {
 		return p, fmt.Errorf("history %s: prune: %v", s, err)
 	}
