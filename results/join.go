@@ -54,4 +54,5 @@ func (d *Data) pool(nb string, o *Data, b string) {
 		d.iters(nb, n)
 	}
 	d.Runs[nb] = append(d.Runs[nb], o.Runs[b]...)
+	d.Sketches[nb] = append(d.Sketches[nb], o.Sketches[b]...)
 }

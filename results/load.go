@@ -7,15 +7,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
-	"slices"
 	"strings"
 	"sync"
 
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchunit"
 
-	"github.com/gcjitter/gcjitter/bench"
 	"github.com/gcjitter/gcjitter/stats"
 )
 
@@ -32,6 +29,9 @@ type Data struct {
 	Better   map[string]int // per unit: -1 lower is better, +1 higher, 0 unknown
 	// Runs are the run summaries per bench; only for results directories.
 	Runs map[string][]stats.RunSummary
+	// Sketches are the runs' step-time quantiles, parallel to Runs (nil
+	// for a run without steps).
+	Sketches map[string][]*stats.Sketch
 	// Gate settings from the manifest's cases, by bench (results
 	// directories only).
 	Floors map[string]map[string]float64
@@ -57,7 +57,7 @@ func (e *InputError) Error() string {
 
 func newData(path string) *Data {
 	return &Data{Path: path, Values: map[string]map[string][]float64{}, Units: map[string][]string{},
-		MinIters: map[string]int{}, Better: map[string]int{}, Runs: map[string][]stats.RunSummary{},
+		MinIters: map[string]int{}, Better: map[string]int{}, Runs: map[string][]stats.RunSummary{}, Sketches: map[string][]*stats.Sketch{},
 		Floors: map[string]map[string]float64{}, Env: map[string]Env{}}
 }
 
@@ -97,6 +97,12 @@ func (d *Data) iters(bench string, n int) {
 // file. A non-zero spike rule overrides the cases' own when summaries are
 // recomputed from a directory's record streams.
 func Load(path string, spike stats.SpikeRule) (*Data, error) {
+	return new(Cache).Load(path, spike)
+}
+
+// Load is Load through the cache: a results directory's runs are read from
+// their summaries where those are current (see SummaryVersion).
+func (c *Cache) Load(path string, spike stats.SpikeRule) (*Data, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -108,7 +114,7 @@ func Load(path string, spike stats.SpikeRule) (*Data, error) {
 		if _, err := os.Stat(filepath.Join(path, ManifestFile)); err != nil {
 			return nil, &InputError{[]string{fmt.Sprintf("%s: a directory without %s is not a gcjitter results directory", path, ManifestFile)}}
 		}
-		return loadDir(path, spike)
+		return c.loadDir(path, spike)
 	}
 	return loadBenchfmt(path)
 }
@@ -160,9 +166,10 @@ func readBenchfmt(in io.Reader, path string) (*Data, error) {
 	return d, nil
 }
 
-// loadDir recomputes every completed run's summary from its record stream
-// (the source of truth), in parallel.
-func loadDir(dir string, spike stats.SpikeRule) (*Data, error) {
+// loadDir reads every completed run's summary, summarising from its record
+// stream (the source of truth) the runs whose summary is missing or stale,
+// in parallel.
+func (c *Cache) loadDir(dir string, spike stats.SpikeRule) (*Data, error) {
 	m, err := ReadManifest(dir)
 	if err != nil {
 		return nil, &InputError{[]string{err.Error()}}
@@ -196,21 +203,16 @@ func loadDir(dir string, spike stats.SpikeRule) (*Data, error) {
 	if len(ok) == 0 {
 		return nil, &InputError{[]string{fmt.Sprintf("%s: no completed runs", dir)}}
 	}
-	sums := make([]stats.RunSummary, len(ok))
-	metas := make([]*bench.Meta, len(ok))
+	files := make([]*RunFile, len(ok))
 	errs := make([]error, len(ok))
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	sem := c.workers()
 	for i, r := range ok {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			if r.Ranks > 1 {
-				sums[i], metas[i], errs[i] = summarizeRanks(dir, r, rules[r.Case])
-			} else {
-				sums[i], metas[i], errs[i] = summarizeFile(filepath.Join(dir, r.Records), rules[r.Case])
-			}
+			files[i], errs[i] = c.summarize(dir, r, rules[r.Case], spike == (stats.SpikeRule{}))
 		}()
 	}
 	wg.Wait()
@@ -221,8 +223,9 @@ func loadDir(dir string, spike stats.SpikeRule) (*Data, error) {
 			continue
 		}
 		name := BenchName(r.Case, r.Variant)
-		s := sums[i]
+		s := files[i].Summary
 		d.Runs[name] = append(d.Runs[name], s)
+		d.Sketches[name] = append(d.Sketches[name], files[i].Sketch)
 		d.iters(name, s.Steps)
 		for _, mt := range stats.Metrics {
 			// Tidy as benchfmt's reader does, so that a directory and a
@@ -235,7 +238,7 @@ func loadDir(dir string, spike stats.SpikeRule) (*Data, error) {
 			d.add(name, unit, v)
 			d.Better[unit] = -1
 		}
-		if mt := metas[i]; mt != nil && d.Env[name] == (Env{}) {
+		if mt := files[i].Meta; mt != nil && d.Env[name] == (Env{}) {
 			d.Env[name] = EnvOf(mt, m.Worker)
 		}
 	}
@@ -243,36 +246,6 @@ func loadDir(dir string, spike stats.SpikeRule) (*Data, error) {
 		return nil, &InputError{problems}
 	}
 	return d, nil
-}
-
-// summarizeFile streams one record file through a stats.Summarizer.
-func summarizeFile(path string, spike stats.SpikeRule) (stats.RunSummary, *bench.Meta, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return stats.RunSummary{}, nil, err
-	}
-	defer f.Close()
-	rd := bench.NewReader(f, path)
-	var sm stats.Summarizer
-	var meta *bench.Meta
-	var problems []string
-	for rd.Scan() {
-		switch rec := rd.Record().(type) {
-		case *bench.Meta:
-			meta = rec
-		case *bench.Step:
-			sm.Add(rec)
-		case *bench.SyntaxError:
-			problems = append(problems, rec.Error())
-		}
-	}
-	if err := rd.Err(); err != nil {
-		return stats.RunSummary{}, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(problems) > 0 {
-		return stats.RunSummary{}, nil, &InputError{slices.Clip(problems)}
-	}
-	return sm.Result(spike), meta, nil
 }
 
 // SplitVariants divides one side into two by variant: side says, for a
@@ -305,6 +278,7 @@ func (o *Data) copyBench(nb string, d *Data, b string) {
 	}
 	o.MinIters[nb] = d.MinIters[b]
 	o.Runs[nb] = d.Runs[b]
+	o.Sketches[nb] = d.Sketches[b]
 	o.Floors[nb] = d.Floors[b]
 	o.Env[nb] = d.Env[b]
 	o.Alpha = d.Alpha
@@ -371,48 +345,27 @@ func (d *Data) Merge(o *Data) {
 	}
 }
 
-// summarizeRanks reads every rank's stream of a multi-rank run and
-// summarises the global step series (the slowest rank at each step).
-func summarizeRanks(dir string, r *Run, spike stats.SpikeRule) (stats.RunSummary, *bench.Meta, error) {
-	streams, err := readRanks(dir, r)
-	if err != nil {
-		return stats.RunSummary{}, nil, err
-	}
-	sum, _ := stats.MultiRank(streams, spike)
-	return sum, streams[0].Meta, nil
-}
-
-func readRanks(dir string, r *Run) ([]*bench.Stream, error) {
-	streams := make([]*bench.Stream, r.Ranks)
-	for k := range r.Ranks {
-		path := filepath.Join(dir, r.RankRecords(k))
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, err
-		}
-		s, err := bench.ReadStream(f, path)
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		if len(s.Problems) > 0 {
-			return nil, &InputError{[]string{s.Problems[0].Error()}}
-		}
-		streams[k] = s
-	}
-	return streams, nil
-}
-
 // LoadPair loads the two inputs of a comparison (results directories or
 // benchfmt files). A file that cannot be read as either is bad input.
 func LoadPair(paths []string, spike stats.SpikeRule) ([2]*Data, error) {
+	return new(Cache).LoadPair(paths, spike)
+}
+
+// LoadPair is LoadPair through the cache.
+// Both sides load at once, sharing the cache's workers, so that no core
+// waits for the last run of the first side.
+func (c *Cache) LoadPair(paths []string, spike stats.SpikeRule) ([2]*Data, error) {
 	var sides [2]*Data
+	var errs [2]error
+	var wg sync.WaitGroup
 	for i, path := range paths {
-		d, err := Load(path, spike)
+		wg.Go(func() { sides[i], errs[i] = c.Load(path, spike) })
+	}
+	wg.Wait()
+	for _, err := range errs {
 		if err != nil {
-			return sides, err
+			return [2]*Data{}, err
 		}
-		sides[i] = d
 	}
 	return sides, nil
 }

@@ -1,10 +1,7 @@
 package results
 
 import (
-	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/gcjitter/gcjitter/bench"
@@ -52,12 +49,19 @@ func (s *Steps) PooledSorted() []float64 {
 func GenBit(g int) uint8 { return 1 << g }
 
 // LoadSteps reads the measured steps of every completed run of a results
-// directory, by benchmark name. Reading is streamed; a million steps take
-// about 9 MB.
-func LoadSteps(dir string) (map[string]*Steps, error) {
+// directory, by benchmark name. A million steps take about 21 MB.
+func LoadSteps(dir string) (map[string]*Steps, error) { return new(Cache).LoadSteps(dir) }
+
+// LoadSteps is LoadSteps through the cache: the runs Load parsed with
+// KeepSteps are not read again.
+func (c *Cache) LoadSteps(dir string) (map[string]*Steps, error) {
 	m, err := ReadManifest(dir)
 	if err != nil {
 		return nil, &InputError{[]string{err.Error()}}
+	}
+	rules := map[string]stats.SpikeRule{}
+	for _, cs := range m.Cases {
+		rules[cs.Name] = cs.SpikeRule()
 	}
 	out := map[string]*Steps{}
 	for _, r := range m.Runs {
@@ -68,29 +72,15 @@ func LoadSteps(dir string) (map[string]*Steps, error) {
 		if out[name] == nil {
 			out[name] = &Steps{}
 		}
-		if r.Ranks > 1 {
-			if err := addRanks(out[name], dir, r); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		path := filepath.Join(dir, r.Records)
-		f, err := os.Open(path)
+		k, err := c.runSteps(dir, r, rules[r.Case])
 		if err != nil {
 			return nil, err
 		}
-		rd := bench.NewReader(f, path)
-		var run runSeries
-		for rd.Scan() {
-			if st, ok := rd.Record().(*bench.Step); ok && !st.Warmup {
-				run.add(len(run.durs), st)
-			}
+		if k.series != nil {
+			k.series.appendTo(out[name])
+		} else {
+			addRanks(out[name], k.streams)
 		}
-		f.Close()
-		if err := rd.Err(); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		run.appendTo(out[name])
 	}
 	return out, nil
 }
@@ -98,11 +88,7 @@ func LoadSteps(dir string) (map[string]*Steps, error) {
 // addRanks adds a multi-rank run: its global series (the slowest rank at
 // each step, with every rank's collections), and for the first run each
 // rank's own series.
-func addRanks(s *Steps, dir string, r *Run) error {
-	streams, err := readRanks(dir, r)
-	if err != nil {
-		return err
-	}
+func addRanks(s *Steps, streams []*bench.Stream) {
 	var global runSeries
 	first := len(s.Runs) == 0
 	for _, st := range streams {
@@ -116,7 +102,6 @@ func addRanks(s *Steps, dir string, r *Run) error {
 		}
 	}
 	global.appendTo(s)
-	return nil
 }
 
 // runSeries collects one run's steps; a multi-rank run adds every rank's
