@@ -56,6 +56,18 @@ type Plan struct {
 	Paths   map[string]string
 	// TimingNote says why the timing layer is reported only (ResolveTiming).
 	TimingNote string
+
+	runs *results.Cache // every judgement's and report's runs: each stream read once
+}
+
+// runCache is the plan's cache of run summaries and steps, shared by its
+// judgements (adaptive rounds judge again) and their reports, so that a
+// gate reads each record stream at most once.
+func (p *Plan) runCache() *results.Cache {
+	if p.runs == nil {
+		p.runs = &results.Cache{KeepSteps: true}
+	}
+	return p.runs
 }
 
 // MissingError lists the cases without a baseline on the host class: bad
@@ -222,7 +234,7 @@ func (p *Plan) Judge(m *results.Manifest, dir string, pol Policy) (*Outcome, err
 		}
 		old.Merge(g.Data(path))
 	}
-	newData, err := results.Load(dir, stats.SpikeRule{})
+	newData, err := p.runCache().Load(dir, stats.SpikeRule{})
 	if err != nil {
 		return nil, fmt.Errorf("reading the new results: %w", err)
 	}
@@ -345,7 +357,7 @@ func (o *Outcome) WriteText(w io.Writer, color bool) {
 func (o *Outcome) Doc(dir string) (*report.Doc, error) {
 	d := &report.Doc{Kind: "gate", Title: "gcjitter gate: host class " + o.Plan.Class, Generated: time.Now(),
 		Comparison: o.Comparison, Schedules: o.Schedules, Manifest: o.Manifest}
-	if err := report.AttachSteps(d, "", dir); err != nil {
+	if err := report.AttachStepsFrom(d, o.Plan.runCache().LoadSteps, "", dir); err != nil {
 		return nil, err
 	}
 	for _, c := range o.Plan.Cases {

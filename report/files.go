@@ -20,12 +20,18 @@ func IsResultsDir(path string) bool {
 // directories, for the HTML charts: paths are the old and new sides (""
 // for a side that has none), or one directory.
 func AttachSteps(d *Doc, paths ...string) error {
+	return AttachStepsFrom(d, results.LoadSteps, paths...)
+}
+
+// AttachStepsFrom is AttachSteps reading each directory with load (a
+// results.Cache's LoadSteps: no stream is read twice).
+func AttachStepsFrom(d *Doc, load func(dir string) (map[string]*results.Steps, error), paths ...string) error {
 	d.Steps = map[string][2]*results.Steps{}
 	for i, p := range paths {
 		if p == "" || !IsResultsDir(p) {
 			continue
 		}
-		steps, err := results.LoadSteps(p)
+		steps, err := load(p)
 		if err != nil {
 			return err
 		}

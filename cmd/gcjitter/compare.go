@@ -60,7 +60,10 @@ Exit status: 0 no regression, 1 a metric regressed, 2 bad input.
 			return cli.Usagef("-floor %s: unknown metric (gcjitter's: %s; or a unit like sec/op)", k, strings.Join(stats.MetricNames(), ", "))
 		}
 	}
-	sides, err := results.LoadPair(fs.Args(), rule)
+	// Each stream is read at most once: summaries where they are current,
+	// and the HTML charts' steps kept from the runs summarised now.
+	cache := &results.Cache{KeepSteps: *format == "html"}
+	sides, err := cache.LoadPair(fs.Args(), rule)
 	if err != nil {
 		return err
 	}
@@ -78,7 +81,7 @@ Exit status: 0 no regression, 1 a metric regressed, 2 bad input.
 		}
 	}
 	if *format == "html" {
-		if err := report.AttachSteps(d, fs.Args()...); err != nil {
+		if err := report.AttachStepsFrom(d, cache.LoadSteps, fs.Args()...); err != nil {
 			return cli.Usagef("%v", err)
 		}
 	}
