@@ -368,8 +368,8 @@ func (md *model) simulate(n, steps int, growth float64, rng *rand.Rand) series {
 // Figures are one simulated (or measured) job's step-time figures.
 type Figures struct {
 	P50, P90, P99, Mean float64
-	SpikeRate          float64 // per 1000 steps
-	Loss               float64 // mean over the GC-free job's mean, minus 1
+	SpikeRate           float64 // per 1000 steps
+	Loss                float64 // mean over the GC-free job's mean, minus 1
 }
 
 // figures judges spikes against the GC-free job's typical step and spread,
@@ -462,4 +462,28 @@ func blockLen(runs []*Run) int {
 		return p
 	}
 	return max(10, n/10)
+}
+
+// MeasuredHopLatency is the latency per hop that explains the measured
+// collective (each multi-rank group's median residual over its hops),
+// the median over groups; 0 without multi-rank runs. On one host this is
+// mostly CPU contention between the ranks, not a network's latency.
+func MeasuredHopLatency(groups []*Group, c Collective) float64 {
+	var per []float64
+	for _, g := range groups {
+		if g.Ranks < 2 {
+			continue
+		}
+		var r []float64
+		for _, run := range g.Runs {
+			r = append(r, run.Resid...)
+		}
+		stats.SortFloat64s(r)
+		per = append(per, stats.Quantile(r, 0.5)/c.hops(g.Ranks))
+	}
+	if len(per) == 0 {
+		return 0
+	}
+	stats.SortFloat64s(per)
+	return stats.Quantile(per, 0.5)
 }

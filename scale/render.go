@@ -1,0 +1,205 @@
+package scale
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"text/tabwriter"
+)
+
+// jsonPrediction is a prediction as scripts read it (contract of
+// gcjitter scale -format json): times in ns, rates per 1000 steps, the
+// throughput loss as a fraction of the GC-free job's, each figure with its
+// interval's ends.
+type jsonPrediction struct {
+	Case             string  `json:"case"`
+	Variant          string  `json:"variant"`
+	Policy           string  `json:"policy,omitempty"`
+	Ranks            int     `json:"ranks"`
+	FromRanks        int     `json:"from_ranks"`
+	Runs             int     `json:"runs"`
+	P50              float64 `json:"p50_ns"`
+	P50Lo            float64 `json:"p50_lo_ns"`
+	P50Hi            float64 `json:"p50_hi_ns"`
+	P90              float64 `json:"p90_ns"`
+	P90Lo            float64 `json:"p90_lo_ns"`
+	P90Hi            float64 `json:"p90_hi_ns"`
+	P99              float64 `json:"p99_ns"`
+	P99Lo            float64 `json:"p99_lo_ns"`
+	P99Hi            float64 `json:"p99_hi_ns"`
+	Mean             float64 `json:"mean_ns"`
+	MeanLo           float64 `json:"mean_lo_ns"`
+	MeanHi           float64 `json:"mean_hi_ns"`
+	SpikeRate        float64 `json:"spike_rate_per_kstep"`
+	SpikeRateLo      float64 `json:"spike_rate_lo_per_kstep"`
+	SpikeRateHi      float64 `json:"spike_rate_hi_per_kstep"`
+	Loss             float64 `json:"throughput_loss"`
+	LossLo           float64 `json:"throughput_loss_lo"`
+	LossHi           float64 `json:"throughput_loss_hi"`
+	CollectiveGrowth float64 `json:"collective_growth_ns"`
+}
+
+type jsonFigures struct {
+	P50       float64 `json:"p50_ns"`
+	P90       float64 `json:"p90_ns"`
+	P99       float64 `json:"p99_ns"`
+	Mean      float64 `json:"mean_ns"`
+	SpikeRate float64 `json:"spike_rate_per_kstep"`
+}
+
+type jsonValidation struct {
+	Case      string         `json:"case"`
+	Variant   string         `json:"variant"`
+	From      string         `json:"from"`
+	FromRanks int            `json:"from_ranks"`
+	Ranks     int            `json:"ranks"`
+	Runs      int            `json:"runs"`
+	Measured  jsonFigures    `json:"measured"`
+	Predicted jsonPrediction `json:"predicted"`
+	// Errors: p50/p90/p99 relative (predicted/measured - 1); spike rate as
+	// a ratio, null when the measured job had no spike and the prediction
+	// some.
+	P50Err     float64  `json:"p50_err"`
+	P90Err     float64  `json:"p90_err"`
+	P99Err     float64  `json:"p99_err"`
+	SpikeRatio *float64 `json:"spike_ratio"`
+	Within     bool     `json:"within_tolerance"`
+	Note       string   `json:"note,omitempty"`
+}
+
+type jsonModel struct {
+	Steps        int     `json:"simulated_steps"`
+	Boot         int     `json:"bootstrap_replicates"`
+	Level        float64 `json:"interval_level"`
+	Collective   string  `json:"collective"`
+	HopLatencyNS float64 `json:"hop_latency_ns"`
+	BandwidthBps float64 `json:"bandwidth_bytes_per_s,omitempty"`
+	Bytes        float64 `json:"bytes,omitempty"`
+}
+
+func toJSON(p Prediction) jsonPrediction {
+	return jsonPrediction{Case: p.Case, Variant: p.Variant, Policy: p.Policy, Ranks: p.Ranks, FromRanks: p.FromRanks, Runs: p.Runs,
+		P50: p.Est.P50, P50Lo: p.Lo.P50, P50Hi: p.Hi.P50, P90: p.Est.P90, P90Lo: p.Lo.P90, P90Hi: p.Hi.P90,
+		P99: p.Est.P99, P99Lo: p.Lo.P99, P99Hi: p.Hi.P99, Mean: p.Est.Mean, MeanLo: p.Lo.Mean, MeanHi: p.Hi.Mean,
+		SpikeRate: p.Est.SpikeRate, SpikeRateLo: p.Lo.SpikeRate, SpikeRateHi: p.Hi.SpikeRate,
+		Loss: p.Est.Loss, LossLo: p.Lo.Loss, LossHi: p.Hi.Loss, CollectiveGrowth: p.CollectiveNS}
+}
+
+// JSON writes the report for scripts.
+func (r *Report) JSON(w io.Writer) error {
+	out := struct {
+		Predictions []jsonPrediction `json:"predictions"`
+		Validation  []jsonValidation `json:"validation"`
+		Model       jsonModel        `json:"model"`
+		Warnings    []string         `json:"warnings"`
+	}{Predictions: []jsonPrediction{}, Validation: []jsonValidation{}, Warnings: r.Warnings}
+	if out.Warnings == nil {
+		out.Warnings = []string{}
+	}
+	for _, p := range r.Predictions {
+		out.Predictions = append(out.Predictions, toJSON(p))
+	}
+	for _, v := range r.Validation {
+		jv := jsonValidation{Case: v.Case, Variant: v.Variant, From: v.From, FromRanks: v.FromRanks, Ranks: v.Ranks, Runs: v.Runs,
+			Measured:  jsonFigures{v.Measured.P50, v.Measured.P90, v.Measured.P99, v.Measured.Mean, v.Measured.SpikeRate},
+			Predicted: toJSON(v.Predicted), P50Err: v.Err.P50, P90Err: v.Err.P90, P99Err: v.Err.P99, Within: v.Within(), Note: v.Note}
+		if !math.IsNaN(v.SpikeRatio) {
+			jv.SpikeRatio = &v.SpikeRatio
+		}
+		out.Validation = append(out.Validation, jv)
+	}
+	o := r.Options
+	out.Model = jsonModel{Steps: o.Steps, Boot: o.Boot, Level: o.Level, Collective: o.Collective.Kind,
+		HopLatencyNS: o.Collective.HopLatency, BandwidthBps: o.Collective.Bandwidth, Bytes: o.Collective.Bytes}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+func ms(ns float64) string { return fmt.Sprintf("%.3g", ns/1e6) }
+
+// Text writes the report for people: the model, the validation, then
+// each case's predictions.
+func (r *Report) Text(w io.Writer) error {
+	o := r.Options
+	fmt.Fprintf(w, "model: each rank's own time replayed from its measured streams (collections at their measured pauses;\n"+
+		"  allocator-driven ones at a random phase per rank, scheduled ones on the same steps), a host's ranks sharing noise,\n"+
+		"  global step = slowest rank + collective; collective %s, %s per hop", o.Collective.Kind, durText(o.Collective.HopLatency))
+	if o.Collective.Bandwidth > 0 {
+		fmt.Fprintf(w, ", %.4g bytes at %.4g bytes/s", o.Collective.Bytes, o.Collective.Bandwidth)
+	}
+	fmt.Fprintf(w, "\n  %d simulated steps per job; intervals %g%% from %d block-bootstrap resamples of the runs\n", o.Steps, 100*o.Level, o.Boot)
+	for _, s := range r.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", s)
+	}
+	fmt.Fprintln(w, "\nvalidation (measured multi-rank jobs predicted by the same model; tolerance p50 and p90 within 25%, spike rate within 2x):")
+	if len(r.Validation) == 0 {
+		fmt.Fprintln(w, "  none: no multi-rank runs among the inputs (run a case with ranks: 2 or more)")
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	if len(r.Validation) > 0 {
+		fmt.Fprintln(tw, "  case\tvariant\tranks\tfrom\tp50 ms meas/pred\terr\tp90 ms meas/pred\terr\tp99 ms meas/pred\terr\tspikes/kstep meas/pred\tratio\t\t")
+	}
+	for _, v := range r.Validation {
+		p := v.Predicted.Est
+		verdict := "within"
+		if !v.Within() {
+			verdict = "BEYOND"
+		}
+		ratio := "-"
+		if !math.IsNaN(v.SpikeRatio) {
+			ratio = fmt.Sprintf("x%.2f", v.SpikeRatio)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s (%d)\t%s / %s\t%+.1f%%\t%s / %s\t%+.1f%%\t%s / %s\t%+.1f%%\t%.1f / %.1f\t%s\t%s\t\n",
+			v.Case, v.Variant, v.Ranks, v.From, v.FromRanks, ms(v.Measured.P50), ms(p.P50), 100*v.Err.P50,
+			ms(v.Measured.P90), ms(p.P90), 100*v.Err.P90, ms(v.Measured.P99), ms(p.P99), 100*v.Err.P99,
+			v.Measured.SpikeRate, p.SpikeRate, ratio, verdict)
+	}
+	tw.Flush()
+	for _, v := range r.Validation {
+		if v.Note != "" {
+			fmt.Fprintf(w, "  %s %s from %s: %s\n", v.Case, v.Variant, v.From, v.Note)
+		}
+	}
+	last := ""
+	for _, p := range r.Predictions {
+		if p.Case != last {
+			if last != "" {
+				tw.Flush()
+			}
+			last = p.Case
+			fmt.Fprintf(w, "\n%s: predicted global step (ms) [%g%% interval]\n", p.Case, 100*o.Level)
+			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprintln(tw, "  variant\tranks\tfrom\tp50\tp90\tp99\tmean\tspikes/kstep\tloss vs GC-free\t")
+		}
+		iv := func(e, lo, hi float64) string { return fmt.Sprintf("%s [%s, %s]", ms(e), ms(lo), ms(hi)) }
+		fmt.Fprintf(tw, "  %s\t%d\t%d x %d\t%s\t%s\t%s\t%s\t%.0f [%.0f, %.0f]\t%+.1f%% [%+.1f, %+.1f]\t\n", p.Variant, p.Ranks, p.Runs, p.FromRanks,
+			iv(p.Est.P50, p.Lo.P50, p.Hi.P50), iv(p.Est.P90, p.Lo.P90, p.Hi.P90), iv(p.Est.P99, p.Lo.P99, p.Hi.P99),
+			iv(p.Est.Mean, p.Lo.Mean, p.Hi.Mean), p.Est.SpikeRate, p.Lo.SpikeRate, p.Hi.SpikeRate,
+			100*p.Est.Loss, 100*p.Lo.Loss, 100*p.Hi.Loss)
+	}
+	tw.Flush()
+	return nil
+}
+
+func durText(ns float64) string {
+	switch {
+	case ns >= 1e6:
+		return fmt.Sprintf("%.3g ms", ns/1e6)
+	case ns >= 1e3:
+		return fmt.Sprintf("%.3g µs", ns/1e3)
+	}
+	return fmt.Sprintf("%.3g ns", ns)
+}
+
+// cases are the report's cases in order.
+func (r *Report) cases() []string {
+	var out []string
+	for _, p := range r.Predictions {
+		if len(out) == 0 || out[len(out)-1] != p.Case {
+			out = append(out, p.Case)
+		}
+	}
+	return out
+}
