@@ -130,8 +130,9 @@ func (s *Store) AddManifest(ctx context.Context, m *results.Manifest, source str
 	// gained runs, from everything the store then holds of it.
 	sums := newNightSummaries(a.Night)
 	var runRows [][]any
-	envs := map[results.Env][2]string{} // an environment's JSON and key
-	spikes := map[string]string{}       // a case's spike rule's JSON
+	envs := map[results.Env][2]string{}        // an environment's JSON and key
+	spikes := map[string]string{}              // a case's spike rule's JSON
+	row := make([]float64, len(stats.Metrics)) // a run's values; add copies them
 	for _, r := range m.Runs {
 		if r.Status != results.StatusOK || r.Summary == nil {
 			a.Skipped++
@@ -167,10 +168,11 @@ func (s *Store) AddManifest(ctx context.Context, m *results.Manifest, source str
 			}
 		}
 		metrics := []byte{'{'}
-		vals := sums.run(summaryGroup{Case: r.Case, Variant: variant, Side: r.Side, EnvKey: envKey}, envJSON)
 		for i, mt := range stats.Metrics {
 			v := mt.Value(*sum)
+			row[i] = v
 			if math.IsNaN(v) || math.IsInf(v, 0) {
+				row[i] = math.NaN()
 				continue // not measured (no device memory on a CPU)
 			}
 			if len(metrics) > 1 {
@@ -180,12 +182,11 @@ func (s *Store) AddManifest(ctx context.Context, m *results.Manifest, source str
 			metrics = append(metrics, ':')
 			metrics = strconv.AppendFloat(metrics, v, 'g', -1, 64)
 			a.Values++
-			vals[i] = v
 		}
 		metrics = append(metrics, '}')
 		runRows = append(runRows, []any{a.Night, r.ID, r.Case, variant, r.Side, r.Index, sum.Steps, warmup, spike, envKey, envJSON,
 			sum.Collections[0], sum.Collections[1], sum.Collections[2], sum.Collected[0], sum.Collected[1], sum.Collected[2], string(metrics)})
-		sums.done(vals)
+		sums.add(summaryGroup{Case: r.Case, Variant: variant, Side: r.Side, EnvKey: envKey}, envJSON, row)
 	}
 	fresh := len(existing) == len(runRows)
 	if err := s.bulkInsert(ctx, conn, tx, "runs", runColumns, runRows); err != nil {

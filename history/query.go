@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -136,7 +135,7 @@ func (s *Store) Query(ctx context.Context, f Filter) ([]*Series, error) {
 
 	where, args = nil, nil
 	for _, c := range []struct{ col, val string }{
-		{"case_name", f.Case}, {"variant", f.Variant}, {"env_key", f.EnvKey}, {"metric", f.Metric},
+		{"case_name", f.Case}, {"variant", f.Variant}, {"env_key", f.EnvKey},
 	} {
 		if c.val != "" {
 			where = append(where, c.col+" = ?")
@@ -147,14 +146,13 @@ func (s *Store) Query(ctx context.Context, f Filter) ([]*Series, error) {
 	if len(where) > 0 {
 		cond = " WHERE " + strings.Join(where, " AND ")
 	}
-	rows, err = s.db.QueryContext(ctx, s.bind(`SELECT night_id, case_name, variant, side, env_key, metric, runs, median, lo, hi, min_value, max_value
-		FROM night_summaries`+cond), args...)
+	rows, err = s.db.QueryContext(ctx, s.bind(`SELECT night_id, case_name, variant, side, env_key, metrics FROM night_summaries`+cond), args...)
 	if err != nil {
 		return nil, fmt.Errorf("history %s: %v", s, err)
 	}
 	defer rows.Close()
 	strs := map[string]string{} // each distinct name once, not once a row
-	intern := func(b sql.RawBytes) string {
+	intern := func(b []byte) string {
 		v, ok := strs[string(b)]
 		if !ok {
 			v = string(b)
@@ -164,30 +162,31 @@ func (s *Store) Query(ctx context.Context, f Filter) ([]*Series, error) {
 	}
 	series := map[SeriesKey]*Series{}
 	for rows.Next() {
-		var night, cs, variant, side, envKey, metric sql.RawBytes
-		var sum NightSummary
-		var lo, hi sql.NullFloat64
-		if err := rows.Scan(&night, &cs, &variant, &side, &envKey, &metric, &sum.Runs, &sum.Median, &lo, &hi, &sum.Min, &sum.Max); err != nil {
+		var night, cs, variant, side, envKey, raw sql.RawBytes
+		if err := rows.Scan(&night, &cs, &variant, &side, &envKey, &raw); err != nil {
 			return nil, fmt.Errorf("history %s: %v", s, err)
 		}
 		info := infos[nightEnv{string(night), string(envKey)}]
 		if info == nil {
 			continue // another class, before -since, or added between the reads
 		}
-		sum.Lo, sum.Hi = math.Inf(-1), math.Inf(1)
-		if lo.Valid {
-			sum.Lo = lo.Float64
+		sums, err := decodeSummaries(raw)
+		if err != nil {
+			return nil, fmt.Errorf("history %s: night %s %s/%s: %v", s, night, cs, variant, err)
 		}
-		if hi.Valid {
-			sum.Hi = hi.Float64
+		k := SeriesKey{HostClass: nights[info.ID].class, Case: intern(cs), Variant: intern(variant), Side: intern(side)}
+		for metric, sum := range sums {
+			if f.Metric != "" && metric != f.Metric {
+				continue
+			}
+			k.Metric = intern([]byte(metric))
+			se := series[k]
+			if se == nil {
+				se = &Series{Key: k}
+				series[k] = se
+			}
+			se.Nights = append(se.Nights, Night{NightInfo: info, Summary: sum})
 		}
-		k := SeriesKey{HostClass: nights[info.ID].class, Case: intern(cs), Variant: intern(variant), Side: intern(side), Metric: intern(metric)}
-		se := series[k]
-		if se == nil {
-			se = &Series{Key: k}
-			series[k] = se
-		}
-		se.Nights = append(se.Nights, Night{NightInfo: info, Summary: sum})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("history %s: %v", s, err)
@@ -313,7 +312,8 @@ func sortSeries(series map[SeriesKey]*Series) []*Series {
 // Counts are the store's sizes, for tests and messages.
 type Counts struct{ Nights, Runs, Values, Summaries int }
 
-// Count counts the store's nights, runs, values and night summaries.
+// Count counts the store's nights, runs, values and summary rows (a row a
+// night, case, variant, side and environment).
 func (s *Store) Count(ctx context.Context) (Counts, error) {
 	var c Counts
 	err := s.db.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM nights), (SELECT COUNT(*) FROM runs), (SELECT COUNT(*) FROM night_summaries)`).Scan(&c.Nights, &c.Runs, &c.Summaries)

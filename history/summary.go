@@ -37,109 +37,122 @@ func Summarize(values []float64) NightSummary {
 }
 
 // summaryGroup is what a night's summary row is of: a case's variant (and
-// side) in one environment, one metric.
+// side) in one environment. The row holds every metric's summary.
 type summaryGroup struct {
-	Case, Variant, Side, EnvKey, Metric string
+	Case, Variant, Side, EnvKey string
 }
 
-// nightSummaries collects a night's values by group, then writes one
-// summary row per group and one environment row per key.
+// nightSummaries collects a night's values by group and metric, then
+// writes one summary row per group and one environment row per key.
 type nightSummaries struct {
 	night  string
-	values map[summaryGroup][]float64
-	envs   map[string]string // env key -> its JSON
-	// A run at a time (run, done), by the run's group without metric.
-	cur   summaryGroup
-	row   []float64
-	byRun map[summaryGroup][][]float64
+	values map[summaryGroup][][]float64 // by stats.Metrics index
+	envs   map[string]string            // env key -> its JSON
+	order  []summaryGroup               // first seen first
 }
 
 func newNightSummaries(night string) *nightSummaries {
-	return &nightSummaries{night: night, values: map[summaryGroup][]float64{}, envs: map[string]string{}}
+	return &nightSummaries{night: night, values: map[summaryGroup][][]float64{}, envs: map[string]string{}}
 }
 
-func (ns *nightSummaries) add(g summaryGroup, envJSON string, v float64) {
-	ns.values[g] = append(ns.values[g], v)
-	if _, ok := ns.envs[g.EnvKey]; !ok {
-		ns.envs[g.EnvKey] = envJSON
-	}
-}
-
-// run gives a run's row of values, one per metric of the catalogue (NaN:
-// not measured), for done to add: a night's values grouped by the run's
-// group once, not by metric and group 15 times a run.
-func (ns *nightSummaries) run(g summaryGroup, envJSON string) []float64 {
-	if _, ok := ns.envs[g.EnvKey]; !ok {
-		ns.envs[g.EnvKey] = envJSON
-	}
-	ns.cur = g
-	ns.row = ns.row[:0]
-	for range stats.Metrics {
-		ns.row = append(ns.row, math.NaN())
-	}
-	return ns.row
-}
-
-func (ns *nightSummaries) done(row []float64) {
-	if ns.byRun == nil {
-		ns.byRun = map[summaryGroup][][]float64{}
-	}
-	vs := ns.byRun[ns.cur]
+// group is g's values by metric, made on first use.
+func (ns *nightSummaries) group(g summaryGroup, envJSON string) [][]float64 {
+	vs := ns.values[g]
 	if vs == nil {
 		vs = make([][]float64, len(stats.Metrics))
+		ns.values[g] = vs
+		ns.order = append(ns.order, g)
+		if _, ok := ns.envs[g.EnvKey]; !ok {
+			ns.envs[g.EnvKey] = envJSON
+		}
 	}
+	return vs
+}
+
+// add adds a run's values, one per metric of the catalogue (NaN: not
+// measured).
+func (ns *nightSummaries) add(g summaryGroup, envJSON string, row []float64) {
+	vs := ns.group(g, envJSON)
 	for i, v := range row {
 		if !math.IsNaN(v) {
 			vs[i] = append(vs[i], v)
 		}
 	}
-	ns.byRun[ns.cur] = vs
 }
 
-// flush moves what run and done gathered into values.
-func (ns *nightSummaries) flush() {
-	for g, vs := range ns.byRun {
-		for i, xs := range vs {
-			if len(xs) > 0 {
-				g := g
-				g.Metric = stats.Metrics[i].Name
-				ns.values[g] = append(ns.values[g], xs...)
-			}
-		}
-	}
-	ns.byRun = nil
-}
-
-// interval is an interval end as stored: NULL where it is infinite (too
-// few runs), which neither database keeps portably.
-func interval(v float64) any {
+// interval is an interval end as stored: null where it is infinite (too
+// few runs), which JSON cannot hold.
+func interval(b []byte, v float64) []byte {
 	if math.IsInf(v, 0) || math.IsNaN(v) {
-		return nil
+		return append(b, "null"...)
 	}
-	return v
-}
-
-// compareGroups orders a night's rows, so that a night is written the
-// same way every time.
-func compareGroups(a, b summaryGroup) int {
-	return cmp.Or(cmp.Compare(a.Case, b.Case), cmp.Compare(a.Variant, b.Variant), cmp.Compare(a.Side, b.Side),
-		cmp.Compare(a.EnvKey, b.EnvKey), cmp.Compare(a.Metric, b.Metric))
+	return strconv.AppendFloat(b, v, 'g', -1, 64)
 }
 
 // summaryColumns are night_summaries' columns, in the order rows() gives.
-var summaryColumns = []string{"night_id", "case_name", "variant", "side", "env_key", "metric", "runs", "median", "lo", "hi", "min_value", "max_value"}
+var summaryColumns = []string{"night_id", "case_name", "variant", "side", "env_key", "metrics"}
+
+// encodeSummaries is a group's metrics column: a JSON object of each
+// measured metric's [runs, median, lo, hi, min, max], lo and hi null when
+// the night has too few runs for an interval. One row a group, not one a
+// metric: a night is 100 rows, not 1,500, and its keys are stored once.
+func encodeSummaries(vs [][]float64) string {
+	b := []byte{'{'}
+	for i, xs := range vs {
+		if len(xs) == 0 {
+			continue
+		}
+		sum := Summarize(xs)
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendQuote(b, stats.Metrics[i].Name)
+		b = append(b, ":["...)
+		b = strconv.AppendInt(b, int64(sum.Runs), 10)
+		for j, v := range []float64{sum.Median, sum.Lo, sum.Hi, sum.Min, sum.Max} {
+			b = append(b, ',')
+			if j == 1 || j == 2 {
+				b = interval(b, v)
+			} else {
+				b = strconv.AppendFloat(b, v, 'g', -1, 64)
+			}
+		}
+		b = append(b, ']')
+	}
+	return string(append(b, '}'))
+}
+
+// decodeSummaries reads a metrics column of night_summaries.
+func decodeSummaries(raw []byte) (map[string]NightSummary, error) {
+	var m map[string][6]*float64
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("a night's summaries %.40q: %v", raw, err)
+	}
+	out := make(map[string]NightSummary, len(m))
+	for name, a := range m {
+		if a[0] == nil || a[1] == nil || a[4] == nil || a[5] == nil {
+			return nil, fmt.Errorf("a night's summary of %s: %.60q: want [runs, median, lo, hi, min, max]", name, raw)
+		}
+		sum := NightSummary{Runs: int(*a[0]), Median: *a[1], Lo: math.Inf(-1), Hi: math.Inf(1), Min: *a[4], Max: *a[5]}
+		if a[2] != nil {
+			sum.Lo = *a[2]
+		}
+		if a[3] != nil {
+			sum.Hi = *a[3]
+		}
+		out[name] = sum
+	}
+	return out, nil
+}
 
 // rows are the night's summary rows and environment rows.
 func (ns *nightSummaries) rows() (sums, envs [][]any) {
-	ns.flush()
-	groups := make([]summaryGroup, 0, len(ns.values))
-	for g := range ns.values {
-		groups = append(groups, g)
-	}
-	slices.SortFunc(groups, compareGroups)
+	groups := slices.Clone(ns.order)
+	slices.SortFunc(groups, func(a, b summaryGroup) int {
+		return cmp.Or(cmp.Compare(a.Case, b.Case), cmp.Compare(a.Variant, b.Variant), cmp.Compare(a.Side, b.Side), cmp.Compare(a.EnvKey, b.EnvKey))
+	})
 	for _, g := range groups {
-		sum := Summarize(ns.values[g])
-		sums = append(sums, []any{ns.night, g.Case, g.Variant, g.Side, g.EnvKey, g.Metric, sum.Runs, sum.Median, interval(sum.Lo), interval(sum.Hi), sum.Min, sum.Max})
+		sums = append(sums, []any{ns.night, g.Case, g.Variant, g.Side, g.EnvKey, encodeSummaries(ns.values[g])})
 	}
 	keys := make([]string, 0, len(ns.envs))
 	for k := range ns.envs {
@@ -166,48 +179,25 @@ func (ns *nightSummaries) insert(ctx context.Context, s *Store, conn *sql.Conn, 
 // gained runs (a partial night completed) has its summaries replaced, and
 // a night whose runs were pruned keeps those it had.
 func (ns *nightSummaries) write(ctx context.Context, s *Store, tx *sql.Tx) error {
-	ns.flush()
-	if len(ns.values) == 0 {
-		return nil
-	}
-	env, err := tx.PrepareContext(ctx, s.bind(`INSERT INTO night_envs (night_id, env_key, env) VALUES (?, ?, ?)
-		ON CONFLICT (night_id, env_key) DO UPDATE SET env = excluded.env`))
-	if err != nil {
-		return err
-	}
-	defer env.Close()
-	keys := make([]string, 0, len(ns.envs))
-	for k := range ns.envs {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		if _, err := env.ExecContext(ctx, ns.night, k, ns.envs[k]); err != nil {
+	sums, envs := ns.rows()
+	for _, q := range []struct {
+		sql  string
+		rows [][]any
+	}{
+		{`INSERT INTO night_envs (night_id, env_key, env) VALUES (?, ?, ?) ON CONFLICT (night_id, env_key) DO UPDATE SET env = excluded.env`, envs},
+		{`INSERT INTO night_summaries (night_id, case_name, variant, side, env_key, metrics) VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (night_id, case_name, variant, side, env_key) DO UPDATE SET metrics = excluded.metrics`, sums},
+	} {
+		stmt, err := tx.PrepareContext(ctx, s.bind(q.sql))
+		if err != nil {
 			return err
 		}
-	}
-	groups := make([]summaryGroup, 0, len(ns.values))
-	for g := range ns.values {
-		groups = append(groups, g)
-	}
-	slices.SortFunc(groups, compareGroups)
-	// Many rows a statement: on PostgreSQL a statement is a round trip.
-	const width, perInsert = 12, 1000
-	for len(groups) > 0 {
-		n := min(len(groups), perInsert)
-		args := make([]any, 0, n*width)
-		for _, g := range groups[:n] {
-			sum := Summarize(ns.values[g])
-			args = append(args, ns.night, g.Case, g.Variant, g.Side, g.EnvKey, g.Metric, sum.Runs, sum.Median, interval(sum.Lo), interval(sum.Hi), sum.Min, sum.Max)
+		defer stmt.Close()
+		for _, r := range q.rows {
+			if _, err := stmt.ExecContext(ctx, r...); err != nil {
+				return err
+			}
 		}
-		q := `INSERT INTO night_summaries (night_id, case_name, variant, side, env_key, metric, runs, median, lo, hi, min_value, max_value) VALUES ` +
-			strings.TrimSuffix(strings.Repeat("("+strings.TrimSuffix(strings.Repeat("?, ", width), ", ")+"), ", n), ", ") +
-			` ON CONFLICT (night_id, case_name, variant, side, env_key, metric) DO UPDATE SET runs = excluded.runs, median = excluded.median,
-			lo = excluded.lo, hi = excluded.hi, min_value = excluded.min_value, max_value = excluded.max_value`
-		if _, err := tx.ExecContext(ctx, s.bind(q), args...); err != nil {
-			return err
-		}
-		groups = groups[n:]
 	}
 	return nil
 }
@@ -233,13 +223,14 @@ func summarizeStored(ctx context.Context, s *Store, tx *sql.Tx, night string) er
 		if err != nil {
 			return err
 		}
-		for _, mt := range stats.Metrics { // catalogue order, so a night's rows are in a stable order
+		row := make([]float64, len(stats.Metrics))
+		for i, mt := range stats.Metrics {
+			row[i] = math.NaN()
 			if v, ok := metrics[mt.Name]; ok {
-				g := g
-				g.Metric = mt.Name
-				ns.add(g, env, v)
+				row[i] = v
 			}
 		}
+		ns.add(g, env, row)
 	}
 	if err := rows.Err(); err != nil {
 		return err
