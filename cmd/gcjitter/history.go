@@ -16,10 +16,10 @@ import (
 	"github.com/gcjitter/gcjitter/stats"
 )
 
-var historyCommands = map[string]command{"add": historyAdd, "show": historyShow, "detect": historyDetect, "report": historyReport}
+var historyCommands = map[string]command{"add": historyAdd, "show": historyShow, "detect": historyDetect, "report": historyReport, "prune": historyPrune}
 
 func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	const usage = "usage: gcjitter history add|show|detect|report ... (gcjitter history SUBCOMMAND -h for its flags)"
+	const usage = "usage: gcjitter history add|show|detect|report|prune ... (gcjitter history SUBCOMMAND -h for its flags)"
 	switch {
 	case len(args) == 0:
 		fmt.Fprintln(stderr, usage)
@@ -30,7 +30,7 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	cmd, ok := historyCommands[args[0]]
 	if !ok {
-		return cli.Usagef("unknown subcommand %q (want add, show, detect or report)", args[0])
+		return cli.Usagef("unknown subcommand %q (want add, show, detect, report or prune)", args[0])
 	}
 	if err := cmd(ctx, args[1:], stdout, stderr); err != nil {
 		return &cli.SubcommandError{Name: "gcjitter history " + args[0], Err: err}
@@ -43,6 +43,7 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 type historyFlags struct {
 	dsn, since string
 	filter     history.Filter
+	runs       bool // read the runs, not the nights' summaries (show -runs)
 }
 
 func newHistoryFlags(name, usage string, stderr io.Writer, selection bool) (*flag.FlagSet, *historyFlags) {
@@ -93,14 +94,19 @@ func (f *historyFlags) query(ctx context.Context, s *history.Store, primary bool
 	return f.read(ctx, s, primary)
 }
 
-// read is query without -since: every night of the selected series.
+// read is query without -since: every night of the selected series, from
+// the nights' summaries (or their runs, with f.runs).
 func (f *historyFlags) read(ctx context.Context, s *history.Store, primary bool) ([]*history.Series, error) {
 	if f.filter.Metric != "" {
 		if _, ok := stats.MetricByName(f.filter.Metric); !ok {
 			return nil, cli.Usagef("-metric %q: not a metric (%s)", f.filter.Metric, strings.Join(stats.MetricNames(), ", "))
 		}
 	}
-	series, err := s.Query(ctx, f.filter)
+	query := s.Query
+	if f.runs {
+		query = s.QueryRuns
+	}
+	series, err := query(ctx, f.filter)
 	if err != nil {
 		return nil, cli.InfraError(err)
 	}
@@ -163,8 +169,11 @@ func historyShow(ctx context.Context, args []string, stdout, stderr io.Writer) e
 
 Prints the selected series night by night: each night's median over its
 runs with benchstat's 95% interval, and what changed in the environment.
+With -runs, every run's value too, read from the runs (nights whose runs
+were pruned are left out).
 
 `, stderr, true)
+	fs.BoolVar(&f.runs, "runs", false, "read the runs and print each run's value (nights whose runs were pruned are not shown)")
 	if done, err := cli.ParseFlags(fs, args); done {
 		return err
 	}
@@ -254,5 +263,40 @@ environment changes marked. One self-contained file each, no script.
 	for _, p := range paths {
 		fmt.Fprintln(stdout, p)
 	}
+	return nil
+}
+
+func historyPrune(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, f := newHistoryFlags("gcjitter history prune", `usage: gcjitter history prune -keep-runs AGE [flags]
+
+Deletes the runs of nights older than AGE, in one transaction. Their
+summaries stay: show, detect and report read the same nights as before;
+show -runs and gate -baseline history:N read only the nights kept.
+
+`, stderr, false)
+	keep := fs.String("keep-runs", "", "keep the runs of nights started this recently: days (90d) or a duration (2160h)")
+	if done, err := cli.ParseFlags(fs, args); done {
+		return err
+	}
+	if *keep == "" {
+		return cli.Usagef("-keep-runs is required (e.g. -keep-runs 90d)")
+	}
+	if fs.NArg() > 0 {
+		return cli.Usagef("unexpected arguments %q", fs.Args())
+	}
+	cutoff, err := history.KeepRuns(*keep, time.Now())
+	if err != nil {
+		return cli.Usagef("%v", err)
+	}
+	s, err := f.open(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	p, err := s.PruneRuns(ctx, cutoff)
+	if err != nil {
+		return cli.InfraError(err)
+	}
+	fmt.Fprintf(stdout, "%s: deleted %d runs of %d nights started before %s; their summaries stay\n", s, p.Runs, p.Nights, cutoff.UTC().Format(time.RFC3339))
 	return nil
 }
