@@ -14,16 +14,18 @@ import (
 	vgdraw "gonum.org/v1/plot/vg/draw"
 )
 
-// palette: one colour per policy, in the order met (the first is default's
-// in the built-in cases).
+// palette: one colour per policy in the order met, after default (red)
+// and disabled (grey), which keep theirs in every chart.
 var palette = []color.RGBA{
 	{0xd6, 0x27, 0x28, 0xff}, {0x1f, 0x77, 0xb4, 0xff}, {0x2c, 0xa0, 0x2c, 0xff},
 	{0x94, 0x67, 0xbd, 0xff}, {0xff, 0x7f, 0x0e, 0xff}, {0x8c, 0x56, 0x4b, 0xff},
 }
 
-// chartSVG draws one case's predicted p50 (solid, with its interval as a
-// band of error bars) and p99 (dashed) against ranks on a log axis, one
-// colour per policy: default climbs, a scheduled policy stays flat.
+// chartSVG draws one case's predicted p50 (solid, with its interval as
+// error bars) and mean (dashed: what throughput pays) against ranks on a
+// log axis, one colour per policy: default climbs, a scheduled policy stays
+// flat. The p99 is in the table: its scheduled pauses would flatten the
+// rest of the chart.
 func chartSVG(r *Report, caseName string) (template.HTML, error) {
 	p := plot.New()
 	p.Title.Text = caseName + ": predicted global step time against ranks"
@@ -45,24 +47,30 @@ func chartSVG(r *Report, caseName string) (template.HTML, error) {
 	}
 	for i, v := range variants {
 		prs := byVariant[v]
-		c := palette[i%len(palette)]
-		p50, p99 := make(plotter.XYs, len(prs)), make(plotter.XYs, len(prs))
+		c := palette[(i+1)%len(palette)]
+		switch v {
+		case "default":
+			c = palette[0]
+		case "disabled":
+			c = color.RGBA{0x80, 0x80, 0x80, 0xff}
+		}
+		p50, means := make(plotter.XYs, len(prs)), make(plotter.XYs, len(prs))
 		bars := make(plotter.XYs, len(prs))
 		errs := make(plotter.YErrors, len(prs))
 		for j, pr := range prs {
 			x := float64(pr.Ranks)
 			p50[j] = plotter.XY{X: x, Y: pr.Est.P50 / 1e6}
-			p99[j] = plotter.XY{X: x, Y: pr.Est.P99 / 1e6}
+			means[j] = plotter.XY{X: x, Y: pr.Est.Mean / 1e6}
 			bars[j] = p50[j]
 			errs[j].Low, errs[j].High = max(0, (pr.Est.P50-pr.Lo.P50)/1e6), max(0, (pr.Hi.P50-pr.Est.P50)/1e6)
-			p.Y.Max = max(p.Y.Max, pr.Est.P99/1e6*1.1)
+			p.Y.Max = max(p.Y.Max, pr.Hi.P50/1e6*1.45, pr.Est.Mean/1e6*1.45) // headroom for the legend
 		}
 		l, pts, err := plotter.NewLinePoints(p50)
 		if err != nil {
 			return "", err
 		}
 		l.Color, l.Width, pts.Color, pts.Shape = c, vg.Points(2), c, vgdraw.CircleGlyph{}
-		d, err := plotter.NewLine(p99)
+		d, err := plotter.NewLine(means)
 		if err != nil {
 			return "", err
 		}
@@ -77,7 +85,7 @@ func chartSVG(r *Report, caseName string) (template.HTML, error) {
 		eb.Color = c
 		p.Add(l, pts, d, eb)
 		p.Legend.Add(v+" p50", l, pts)
-		p.Legend.Add(v+" p99", d)
+		p.Legend.Add(v+" mean", d)
 	}
 	wt, err := p.WriterTo(8*vg.Inch, 4.5*vg.Inch, "svg")
 	if err != nil {
@@ -114,7 +122,7 @@ figure{margin:0 0 1.5em}
 {{range .Validation}}<tr><td>{{.Case}}</td><td class="l">{{.Variant}}</td><td>{{.Ranks}}</td><td class="l">{{.From}}</td><td>{{.P50}}</td><td>{{.P90}}</td><td>{{.P99}}</td><td>{{.Spikes}}</td><td{{if not .Within}} class="beyond"{{end}}>{{if .Within}}within{{else}}beyond{{end}}</td></tr>
 {{end}}</table>{{else}}<p>No multi-rank runs among the inputs.</p>{{end}}
 {{range .Cases}}<h2>{{.Name}}</h2>
-<figure id="chart-{{.Name}}">{{.SVG}}<figcaption class="note">Solid: p50 with its interval; dashed: p99. Log axis of ranks.</figcaption></figure>
+<figure id="chart-{{.Name}}">{{.SVG}}<figcaption class="note">Solid: p50 with its interval; dashed: mean (throughput). Log axis of ranks.</figcaption></figure>
 <table><tr><th>variant</th><th>ranks</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>mean ms</th><th>spikes/kstep</th><th>loss vs GC-free</th></tr>
 {{range .Rows}}<tr><td>{{.Variant}}</td><td>{{.Ranks}}</td><td>{{.P50}}</td><td>{{.P90}}</td><td>{{.P99}}</td><td>{{.Mean}}</td><td>{{.Spikes}}</td><td>{{.Loss}}</td></tr>
 {{end}}</table>

@@ -370,6 +370,9 @@ type Figures struct {
 	P50, P90, P99, Mean float64
 	SpikeRate           float64 // per 1000 steps
 	Loss                float64 // mean over the GC-free job's mean, minus 1
+	// FreeP50 is the GC-free job's p50: how much of a p50's growth with N
+	// is the hosts' noise (the slowest of more hosts), not collections.
+	FreeP50 float64
 }
 
 // figures judges spikes against the GC-free job's typical step and spread,
@@ -386,6 +389,7 @@ func (s series) figures(rule stats.SpikeRule) Figures {
 	}
 	f := quantiles(s.global)
 	f.SpikeRate = 1000 * float64(spikes) / float64(len(s.global))
+	f.FreeP50 = b.Typical
 	free := mean(s.free)
 	if free > 0 {
 		f.Loss = f.Mean/free - 1

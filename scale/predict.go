@@ -11,8 +11,8 @@ import (
 
 // Options are a prediction's settings.
 type Options struct {
-	Steps      int   // simulated steps per job (default 10,000)
-	Boot       int   // bootstrap replicates for the intervals (default 40)
+	Steps      int // simulated steps per job (default 10,000)
+	Boot       int // bootstrap replicates for the intervals (default 40)
 	Seed       uint64
 	Collective Collective
 	// Level is the intervals' coverage (default 0.95).
@@ -121,5 +121,6 @@ func interval(reps []Figures, a float64) (lo, hi Figures) {
 	lo.Mean, hi.Mean = pick(func(f Figures) float64 { return f.Mean })
 	lo.SpikeRate, hi.SpikeRate = pick(func(f Figures) float64 { return f.SpikeRate })
 	lo.Loss, hi.Loss = pick(func(f Figures) float64 { return f.Loss })
+	lo.FreeP50, hi.FreeP50 = pick(func(f Figures) float64 { return f.FreeP50 })
 	return lo, hi
 }

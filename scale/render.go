@@ -37,6 +37,9 @@ type jsonPrediction struct {
 	Loss             float64 `json:"throughput_loss"`
 	LossLo           float64 `json:"throughput_loss_lo"`
 	LossHi           float64 `json:"throughput_loss_hi"`
+	GCFreeP50        float64 `json:"gc_free_p50_ns"`
+	GCFreeP50Lo      float64 `json:"gc_free_p50_lo_ns"`
+	GCFreeP50Hi      float64 `json:"gc_free_p50_hi_ns"`
 	CollectiveGrowth float64 `json:"collective_growth_ns"`
 }
 
@@ -83,7 +86,8 @@ func toJSON(p Prediction) jsonPrediction {
 		P50: p.Est.P50, P50Lo: p.Lo.P50, P50Hi: p.Hi.P50, P90: p.Est.P90, P90Lo: p.Lo.P90, P90Hi: p.Hi.P90,
 		P99: p.Est.P99, P99Lo: p.Lo.P99, P99Hi: p.Hi.P99, Mean: p.Est.Mean, MeanLo: p.Lo.Mean, MeanHi: p.Hi.Mean,
 		SpikeRate: p.Est.SpikeRate, SpikeRateLo: p.Lo.SpikeRate, SpikeRateHi: p.Hi.SpikeRate,
-		Loss: p.Est.Loss, LossLo: p.Lo.Loss, LossHi: p.Hi.Loss, CollectiveGrowth: p.CollectiveNS}
+		Loss: p.Est.Loss, LossLo: p.Lo.Loss, LossHi: p.Hi.Loss, CollectiveGrowth: p.CollectiveNS,
+		GCFreeP50: p.Est.FreeP50, GCFreeP50Lo: p.Lo.FreeP50, GCFreeP50Hi: p.Hi.FreeP50}
 }
 
 // JSON writes the report for scripts.
@@ -171,13 +175,13 @@ func (r *Report) Text(w io.Writer) error {
 			last = p.Case
 			fmt.Fprintf(w, "\n%s: predicted global step (ms) [%g%% interval]\n", p.Case, 100*o.Level)
 			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(tw, "  variant\tranks\tfrom\tp50\tp90\tp99\tmean\tspikes/kstep\tloss vs GC-free\t")
+			fmt.Fprintln(tw, "  variant\tranks\tfrom\tp50\tp90\tp99\tmean\tspikes/kstep\tloss vs GC-free\tGC-free p50\t")
 		}
 		iv := func(e, lo, hi float64) string { return fmt.Sprintf("%s [%s, %s]", ms(e), ms(lo), ms(hi)) }
-		fmt.Fprintf(tw, "  %s\t%d\t%d x %d\t%s\t%s\t%s\t%s\t%.0f [%.0f, %.0f]\t%+.1f%% [%+.1f, %+.1f]\t\n", p.Variant, p.Ranks, p.Runs, p.FromRanks,
+		fmt.Fprintf(tw, "  %s\t%d\t%d x %d\t%s\t%s\t%s\t%s\t%.0f [%.0f, %.0f]\t%+.1f%% [%+.1f, %+.1f]\t%s\t\n", p.Variant, p.Ranks, p.Runs, p.FromRanks,
 			iv(p.Est.P50, p.Lo.P50, p.Hi.P50), iv(p.Est.P90, p.Lo.P90, p.Hi.P90), iv(p.Est.P99, p.Lo.P99, p.Hi.P99),
 			iv(p.Est.Mean, p.Lo.Mean, p.Hi.Mean), p.Est.SpikeRate, p.Lo.SpikeRate, p.Hi.SpikeRate,
-			100*p.Est.Loss, 100*p.Lo.Loss, 100*p.Hi.Loss)
+			100*p.Est.Loss, 100*p.Lo.Loss, 100*p.Hi.Loss, ms(p.Est.FreeP50))
 	}
 	tw.Flush()
 	return nil

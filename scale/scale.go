@@ -115,7 +115,13 @@ func validate(src, target *Group, opt Options) Validation {
 		own1, ownN := medianOwn(src), medianOwn(target)
 		v.Note = fmt.Sprintf("collective and skew from the %d-rank runs; own time: %d-rank median %.3g ms, single-rank %.3g ms", target.Ranks, target.Ranks, ownN/1e6, own1/1e6)
 		if ownN > 1.25*own1 || own1 > 1.25*ownN {
-			v.Note += fmt.Sprintf(" (x%.2f: CPU contention between the ranks, which single-rank runs cannot show; the single-rank prediction does not hold on this host)", ownN/own1)
+			v.Note += fmt.Sprintf(" (x%.2f: CPU contention between the ranks, which single-rank runs cannot show)", ownN/own1)
+		}
+		if e1, eN := medianEventOwn(src), medianEventOwn(target); e1 > 0 && eN > 0 {
+			v.Note += fmt.Sprintf("; own time in a collection of note: %d-rank median %.3g ms, single-rank %.3g ms", target.Ranks, eN/1e6, e1/1e6)
+			if eN > 1.25*e1 {
+				v.Note += fmt.Sprintf(" (x%.2f: ranks collecting at once share the CPUs, so the single-rank pauses are too short for the tail here)", eN/e1)
+			}
 		}
 	}
 	v.Predicted = pred[0]
@@ -138,6 +144,26 @@ func validate(src, target *Group, opt Options) Validation {
 		v.SpikeRatio = p.SpikeRate / rate
 	}
 	return v
+}
+
+// medianEventOwn is the median own time in the group's collections of
+// note (0: none).
+func medianEventOwn(g *Group) float64 {
+	md := prepare(g.Runs, g.Rule)
+	var xs []float64
+	for _, d := range md.drift {
+		for _, e := range d.ev {
+			xs = append(xs, e.own)
+		}
+	}
+	if md.common != nil {
+		xs = append(xs, md.common.pool...)
+	}
+	if len(xs) == 0 {
+		return 0
+	}
+	stats.SortFloat64s(xs)
+	return stats.Quantile(xs, 0.5)
 }
 
 func medianOwn(g *Group) float64 {
