@@ -9,6 +9,10 @@ package bench
 type stepScanner struct {
 	b []byte
 	i int
+	// mem, when set, holds the values of the step's nullable integers
+	// (rss, dev_mem) instead of an allocation each: ScanBytes reuses one
+	// step for every line.
+	mem *[2]int64
 }
 
 func (p *stepScanner) lit(s string) bool {
@@ -23,21 +27,26 @@ func (p *stepScanner) peek(c byte) bool { return p.i < len(p.b) && p.b[p.i] == c
 
 // int reads a JSON integer of at most 18 digits (no overflow possible).
 func (p *stepScanner) int() (int64, bool) {
-	neg := p.peek('-')
+	b, i := p.b, p.i // locals: the digit loop stays in registers
+	neg := i < len(b) && b[i] == '-'
 	if neg {
-		p.i++
+		i++
 	}
-	start := p.i
+	start := i
 	var v int64
-	for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
-		v = v*10 + int64(p.b[p.i]-'0')
-		p.i++
+	for ; i < len(b); i++ {
+		d := b[i] - '0'
+		if d > 9 {
+			break
+		}
+		v = v*10 + int64(d)
 	}
-	n := p.i - start
-	if n == 0 || n > 18 || (n > 1 && p.b[start] == '0') {
+	p.i = i
+	n := i - start
+	if n == 0 || n > 18 || (n > 1 && b[start] == '0') {
 		return 0, false
 	}
-	if p.peek('.') || p.peek('e') || p.peek('E') {
+	if i < len(b) && (b[i] == '.' || b[i] == 'e' || b[i] == 'E') {
 		return 0, false
 	}
 	if neg {
@@ -56,16 +65,25 @@ func (p *stepScanner) bool() (bool, bool) {
 	return false, false
 }
 
-func (p *stepScanner) intOrNull() (*int64, bool) {
+// intOrNull reads an integer or null; k is the value's slot in p.mem.
+func (p *stepScanner) intOrNull(k int) (*int64, bool) {
 	if p.lit("null") {
 		return nil, true
 	}
 	v, ok := p.int()
-	return &v, ok
+	if p.mem == nil {
+		return &v, ok
+	}
+	p.mem[k] = v
+	return &p.mem[k], ok
 }
 
-func parseStepFast(line []byte, s *Step) bool {
-	p := &stepScanner{b: line}
+func parseStepFast(line []byte, s *Step) bool { return parseStepInto(line, s, nil) }
+
+// parseStepInto is parseStepFast with the step's nullable integers kept
+// in mem (nil: allocated).
+func parseStepInto(line []byte, s *Step, mem *[2]int64) bool {
+	p := &stepScanner{b: line, mem: mem}
 	var ok bool
 	var v int64
 	if !p.lit(`{"type":"step","i":`) {
@@ -137,10 +155,10 @@ func parseStepFast(line []byte, s *Step) bool {
 	if !p.lit(`],"rss":`) {
 		return false
 	}
-	if s.RSS, ok = p.intOrNull(); !ok || !p.lit(`,"dev_mem":`) {
+	if s.RSS, ok = p.intOrNull(0); !ok || !p.lit(`,"dev_mem":`) {
 		return false
 	}
-	if s.DeviceMem, ok = p.intOrNull(); !ok {
+	if s.DeviceMem, ok = p.intOrNull(1); !ok {
 		return false
 	}
 	if p.lit(`,"dev_busy":`) {

@@ -8,12 +8,14 @@ import "bytes"
 //
 // It is the Reader for summarising: no line is copied, and a step of the
 // worker's fixed shape (parseStepFast) is decoded into one *Step reused for
-// every step, so a million steps allocate almost nothing. The records fn
+// every step (its rss and dev_mem too), so a million steps allocate
+// almost nothing. The records fn
 // is given are valid only during the call; a consumer that keeps a step
 // must copy it.
 func ScanBytes(data []byte, fileName string, fn func(Record)) {
 	r := &Reader{fileName: fileName}
 	var st Step
+	var mem [2]int64 // st's rss and dev_mem
 	emit := func(rec Record) {
 		fn(rec)
 		if r.pending != nil {
@@ -39,7 +41,7 @@ func ScanBytes(data []byte, fileName string, fn func(Record)) {
 		if r.sawMeta && !r.done && bytes.HasPrefix(line, []byte(`{"type":"step",`)) {
 			gc := st.GC[:0]
 			st = Step{GC: gc} // optional fields absent from this line stay zero
-			if parseStepFast(line, &st) {
+			if parseStepInto(line, &st, &mem) {
 				emit(r.checkStep(&st))
 				continue
 			}
