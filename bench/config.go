@@ -54,6 +54,9 @@ type Config struct {
 	// DeviceWaitMS is a GIL-releasing wait per step, inside the timed
 	// region, standing for an accelerator's share of the step; 0: none.
 	DeviceWaitMS float64
+	// Emulated is an emulated asynchronous device (a separate process with
+	// a bounded launch queue); zero StepMS: none.
+	Emulated EmulatedDevice
 
 	NoRecorder bool // run without the gc callback (to prove it changes nothing)
 }
@@ -90,6 +93,45 @@ const ExitUsage = 2
 // worker.py's needs_torch is the same rule in Python.
 func NeedsTorch(model, device string, ranks int) bool {
 	return model != "none" || ranks > 1 || (device != "auto" && device != "cpu" && device != "")
+}
+
+// EmulatedDevice is the worker's --emu-* flags: StepMS of device work per
+// step, launched as Kernels kernels spread through the step's host work
+// into a queue of QueueDepth pending kernels, with Syncs mid-step syncs and
+// each kernel's time varied by up to Jitter (a fraction). Zero Kernels and
+// QueueDepth take the worker's defaults.
+type EmulatedDevice struct {
+	StepMS     float64 `yaml:"step_ms" json:"step_ms"`
+	Kernels    int     `yaml:"kernels" json:"kernels,omitempty"`
+	QueueDepth int     `yaml:"queue_depth" json:"queue_depth,omitempty"`
+	Syncs      int     `yaml:"syncs" json:"syncs,omitempty"`
+	Jitter     float64 `yaml:"jitter" json:"jitter,omitempty"`
+}
+
+// MaxEmulatedKernels is the most kernels per step the emulated device
+// takes (worker.py's EMU_MAX_KERNELS: its per-step answer must fit one
+// atomic pipe write).
+const MaxEmulatedKernels = 256
+
+// Validate checks e as the worker would, naming the bad key.
+func (e EmulatedDevice) Validate() (key string, err error) {
+	kernels := e.Kernels
+	if kernels == 0 {
+		kernels = 8
+	}
+	switch {
+	case !(e.StepMS > 0 && e.StepMS <= MaxDeviceWaitMS):
+		return "step_ms", fmt.Errorf("must be in (0, %d] milliseconds of device work per step, got %v", MaxDeviceWaitMS, e.StepMS)
+	case e.Kernels < 0 || e.Kernels > MaxEmulatedKernels:
+		return "kernels", fmt.Errorf("must be in 1..%d (0: the worker's default, 8), got %d", MaxEmulatedKernels, e.Kernels)
+	case e.QueueDepth < 0 || e.QueueDepth > 4096:
+		return "queue_depth", fmt.Errorf("must be in 1..4096 (0: the worker's default, 2), got %d", e.QueueDepth)
+	case e.Syncs < 0 || e.Syncs >= kernels:
+		return "syncs", fmt.Errorf("must be fewer than the kernels per step, got %d", e.Syncs)
+	case !(e.Jitter >= 0 && e.Jitter < 1):
+		return "jitter", fmt.Errorf("must be in [0, 1), got %v", e.Jitter)
+	}
+	return "", nil
 }
 
 // DefaultConfig returns worker.py's defaults.
@@ -135,6 +177,21 @@ func (c Config) Args() []string {
 	if c.DeviceWaitMS != 0 {
 		args = append(args, "--device-wait-ms", strconv.FormatFloat(c.DeviceWaitMS, 'g', -1, 64))
 	}
+	if e := c.Emulated; e.StepMS != 0 {
+		args = append(args, "--emu-device-ms", strconv.FormatFloat(e.StepMS, 'g', -1, 64))
+		if e.Kernels != 0 {
+			args = append(args, "--emu-kernels", itoa(e.Kernels))
+		}
+		if e.QueueDepth != 0 {
+			args = append(args, "--emu-queue-depth", itoa(e.QueueDepth))
+		}
+		if e.Syncs != 0 {
+			args = append(args, "--emu-syncs", itoa(e.Syncs))
+		}
+		if e.Jitter != 0 {
+			args = append(args, "--emu-jitter", strconv.FormatFloat(e.Jitter, 'g', -1, 64))
+		}
+	}
 	if c.RankSeed != "" {
 		args = append(args, "--rank-seed", c.RankSeed)
 	}
@@ -172,5 +229,10 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.CPUs, "cpus", c.CPUs, "pin the worker to these CPUs (e.g. 0-3,6)")
 	fs.Float64Var(&c.ComputeScale, "compute-scale", c.ComputeScale, "multiply the compute per step (torch models: the batch; model none: the work), to make the host look slower or faster (0: the worker's default, 1)")
 	fs.Float64Var(&c.DeviceWaitMS, "device-wait-ms", c.DeviceWaitMS, "wait this many ms per step inside the timed region, GIL released: an accelerator's share of the step (0: no wait)")
+	fs.Float64Var(&c.Emulated.StepMS, "emu-device-ms", c.Emulated.StepMS, "an emulated asynchronous device: this many ms of device work per step, run by a separate process while the host runs ahead (0: none)")
+	fs.IntVar(&c.Emulated.Kernels, "emu-kernels", c.Emulated.Kernels, "emulated device: kernels per step, launched through the step's host work (0: 8)")
+	fs.IntVar(&c.Emulated.QueueDepth, "emu-queue-depth", c.Emulated.QueueDepth, "emulated device: pending kernels at most; a launch beyond blocks the host (0: 2)")
+	fs.IntVar(&c.Emulated.Syncs, "emu-syncs", c.Emulated.Syncs, "emulated device: mid-step syncs per step")
+	fs.Float64Var(&c.Emulated.Jitter, "emu-jitter", c.Emulated.Jitter, "emulated device: vary each kernel's time by up to this fraction")
 	fs.BoolVar(&c.NoRecorder, "no-recorder", c.NoRecorder, "do not install the gc callback")
 }

@@ -56,11 +56,24 @@ type Meta struct {
 	// streams from workers older than the flags.
 	ComputeScale float64 `json:"compute_scale,omitempty"`
 	DeviceWaitMS float64 `json:"device_wait_ms,omitempty"`
+	// EmulatedDevice is the emulated asynchronous device's configuration
+	// as the worker ran it; nil without one.
+	EmulatedDevice *EmulatedDeviceInfo `json:"emulated_device,omitempty"`
 
 	// Heap is, in a traced stream (gcjitter trace), the objects the
 	// collector tracked per generation when the first step ended: the
 	// script's long-lived heap is generation 2's. Nil from the worker.
 	Heap []int64 `json:"heap,omitempty"`
+}
+
+// EmulatedDeviceInfo is the emulated device a run used: each kernel's
+// device time, kernels per step, the launch queue's depth and the mid-step
+// syncs.
+type EmulatedDeviceInfo struct {
+	KernelNS   int64 `json:"kernel_ns"`
+	Kernels    int   `json:"kernels"`
+	QueueDepth int   `json:"queue_depth"`
+	MidSyncs   int   `json:"mid_syncs"`
 }
 
 // PythonInfo identifies the interpreter; Version plus Build is the key a

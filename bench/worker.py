@@ -234,6 +234,222 @@ def _safe_name(module, index):
 
 
 # --------------------------------------------------------------------------
+# An emulated asynchronous device (--emu-device-ms)
+#
+# On CUDA and Ascend the host enqueues kernels and runs ahead of the device;
+# it blocks only at a sync or when the launch queue is full, so a host GC
+# pause costs the step only what the queued work cannot cover. The emulated
+# device is a separate process, so no pause of the host's interpreter (a
+# full collection holds the GIL) can stop it: it runs the kernels in order
+# on its own timeline (start = max(launch, previous end)), sleeps until each
+# one ends, and only then frees its slot in the bounded launch queue.
+#
+# Protocol, all pipes: the host writes 16-byte commands (kind, host
+# perf_counter_ns) to CMD; the queue's free slots are bytes in CREDIT (depth
+# bytes at the start; the host takes one per launch and the device gives one
+# back per finished kernel); a mid-step sync is answered by one byte on ACK;
+# the step's sync by the step's busy spans on RESULT (count, then start/end
+# pairs, then each kernel's end; host clock: perf_counter_ns is CLOCK_MONOTONIC, shared by both
+# processes). The host side allocates nothing the collector tracks: the
+# commands and the result are preallocated arrays written and read in place.
+
+EMU_KERNEL, EMU_SYNC_MID, EMU_SYNC_STEP = 1, 2, 3
+EMU_MAX_SPANS = 16
+EMU_MAX_KERNELS = 256
+# The step's result: the span count, the spans, then each kernel's end; at
+# most 2,312 bytes, so one pipe write is atomic (PIPE_BUF is 4096).
+EMU_ENDS = 1 + 2 * EMU_MAX_SPANS
+EMU_RESULT_SLOTS = EMU_ENDS + EMU_MAX_KERNELS
+
+
+class EmulatedDevice(object):
+    """The host's end of the emulated device: its pipes, the device
+    process, and the preallocated messages."""
+
+    __slots__ = ("proc", "cmd", "credit", "ack", "result", "kmsg", "mmsg", "smsg",
+                 "spans", "spans_bufs", "kernels", "mid_syncs", "depth", "kernel_ns", "launched")
+
+    def __init__(self, step_ms, kernels, depth, syncs, jitter, seed):
+        import subprocess
+        self.kernels, self.depth = kernels, depth
+        self.kernel_ns = int(round(step_ms * 1e6 / kernels))
+        # Mid-step syncs after evenly spaced kernels (never after the last:
+        # the step's own sync is there).
+        self.mid_syncs = array.array("b", [0]) * kernels
+        for j in range(1, syncs + 1):
+            self.mid_syncs[j * kernels // (syncs + 1) - 1] = 1
+        cmd_r, self.cmd = os.pipe()
+        self.credit, credit_w = os.pipe()
+        self.ack, ack_w = os.pipe()
+        self.result, result_w = os.pipe()
+        os.write(credit_w, b"c" * depth)
+        child = (cmd_r, credit_w, ack_w, result_w)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", "-S", os.path.abspath(__file__), "--serve-device",
+             ",".join(str(fd) for fd in child), str(self.kernel_ns), repr(jitter), str(seed)],
+            pass_fds=child, stdin=subprocess.DEVNULL, close_fds=True)
+        for fd in child:
+            os.close(fd)
+        self.kmsg = array.array("q", [EMU_KERNEL, 0])
+        self.mmsg = array.array("q", [EMU_SYNC_MID, 0])
+        self.smsg = array.array("q", [EMU_SYNC_STEP, 0])
+        self.spans = array.array("q", [0]) * EMU_RESULT_SLOTS
+        self.spans_bufs = [self.spans]
+        self.launched = array.array("q", [0]) * kernels
+
+    def close(self):
+        for fd in (self.cmd, self.credit, self.ack, self.result):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        try:
+            self.proc.wait(timeout=5)
+        except Exception:
+            self.proc.kill()
+
+    def meta(self):
+        return {"kind": "emulated", "kernel_ns": self.kernel_ns, "kernels": self.kernels,
+                "queue_depth": self.depth, "mid_syncs": sum(self.mid_syncs)}
+
+
+def device_events(device):
+    """A real accelerator's timing events for the step (start, end), or
+    (None, None) where the device has none (cpu)."""
+    module = device.module
+    event = getattr(module, "Event", None) if device.kind in ("cuda", "npu") else None
+    if event is None:
+        return None, None
+    return event(enable_timing=True), event(enable_timing=True)
+
+
+def device_account(spans, launched, kernels, t0, t1, t_sync, buf, used, width):
+    """The step's device fields, from the device's busy spans and kernel
+    ends (spans, host clock), the kernels' launch times (launched[:kernels];
+    kernels 0 for a real device, whose queue is not seen) and the recorder's
+    events (buf[:used], `width` slots each): busy time inside [t0, t1], idle
+    time, idle time inside GC pauses, the host's lead at its final sync
+    (t_sync), and the lead when the step's longest collection began: the
+    work launched before it that was still to run (-1: no collection in the
+    step). Only integers and arrays: the loops' lengths depend on timing,
+    so they must allocate nothing the collector counts."""
+    n = spans[0]
+    busy = 0
+    last_end = 0
+    for j in range(1, 1 + 2 * n, 2):
+        s, e = spans[j], spans[j + 1]
+        if s < t0:
+            s = t0
+        if e > t1:
+            e = t1
+        if e > s:
+            busy += e - s
+        last_end = spans[j + 1]
+    slack = last_end - t_sync if last_end > t_sync else 0
+    idle_gc = 0
+    lead_gc = -1
+    longest = -1
+    for i in range(0, used, width):
+        start = buf[i]
+        if start < t0:
+            continue  # between steps: not in this step's wall time
+        gs, ge = start, start + buf[i + 1]
+        if ge > t1:
+            ge = t1
+        covered = 0
+        lead = 0
+        if kernels:
+            for k in range(kernels):
+                if launched[k] <= start and spans[EMU_ENDS + k] - start > lead:
+                    lead = spans[EMU_ENDS + k] - start
+        else:
+            for j in range(1, 1 + 2 * n, 2):
+                if spans[j] <= start < spans[j + 1]:
+                    lead = spans[j + 1] - start
+        for j in range(1, 1 + 2 * n, 2):
+            s, e = spans[j], spans[j + 1]
+            if s < gs:
+                s = gs
+            if e > ge:
+                e = ge
+            if e > s:
+                covered += e - s
+        if ge > gs:
+            idle_gc += (ge - gs) - covered
+        if buf[i + 1] > longest:
+            longest = buf[i + 1]
+            lead_gc = lead
+    return ',"dev_busy":%d,"dev_idle":%d,"dev_idle_gc":%d,"dev_slack":%d,"dev_lead_gc":%d' % (
+        busy, (t1 - t0) - busy, idle_gc, slack, lead_gc)
+
+
+def _tight_timer_slack():
+    """Linux wakes a sleeper up to 50 us late by default (timer slack);
+    the device's kernels end on time only with it at 1 ns."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(29, 1, 0, 0, 0)  # PR_SET_TIMERSLACK
+    except Exception:
+        pass
+
+
+def serve_device(argv):
+    """The device process: --serve-device CMD,CREDIT,ACK,RESULT KERNEL_NS
+    JITTER SEED. Runs until the host closes CMD."""
+    cmd, credit, ack, result = (int(x) for x in argv[0].split(","))
+    kernel_ns, jitter, seed = int(argv[1]), float(argv[2]), int(argv[3])
+    _tight_timer_slack()
+    rng = random.Random(seed)
+    pc, sleep = time.perf_counter_ns, time.sleep
+    spans = array.array("q", [0]) * EMU_RESULT_SLOTS
+    n = 0
+    kernel = 0
+    prev_end = 0
+    pending = b""
+    try:
+        while True:
+            while len(pending) < 16:
+                chunk = os.read(cmd, 4096)
+                if not chunk:
+                    return 0  # the host is done, or gone
+                pending += chunk
+            words = array.array("q")
+            words.frombytes(pending[:len(pending) // 16 * 16])
+            pending = pending[len(words) * 8:]
+            for k in range(0, len(words), 2):
+                kind, at = words[k], words[k + 1]
+                if kind == EMU_KERNEL:
+                    dur = kernel_ns
+                    if jitter:
+                        dur = int(kernel_ns * (1 + jitter * (2 * rng.random() - 1)))
+                    start = at if at > prev_end else prev_end
+                    end = start + dur
+                    if n and spans[2 * n] == start:
+                        spans[2 * n] = end  # back to back: one busy span
+                    elif n < EMU_MAX_SPANS:
+                        n += 1
+                        spans[2 * n - 1], spans[2 * n] = start, end
+                    else:
+                        spans[2 * n] = end  # out of room: the last span absorbs the gap
+                    prev_end = end
+                    if kernel < EMU_MAX_KERNELS:
+                        spans[EMU_ENDS + kernel] = end
+                    kernel += 1
+                    wait = end - pc()
+                    if wait > 0:
+                        sleep(wait / 1e9)
+                    os.write(credit, b"c")
+                elif kind == EMU_SYNC_MID:
+                    os.write(ack, b"a")
+                elif kind == EMU_SYNC_STEP:
+                    spans[0] = n
+                    os.write(result, spans.tobytes())
+                    n = kernel = 0
+    except (BrokenPipeError, KeyboardInterrupt):
+        return 0
+
+
+# --------------------------------------------------------------------------
 # Models: each build_* returns step(), one optimizer step on a fixed
 # synthetic batch that returns the tensors the step produced.
 
@@ -816,7 +1032,7 @@ class Run(object):
 
     __slots__ = ("args", "torch", "policy", "patterns", "device", "notes", "empty_cache",
                  "collective", "backend", "step_fn", "rng", "long_lived", "retained",
-                 "thresholds", "recorder", "meta", "stats0")
+                 "thresholds", "recorder", "meta", "stats0", "emu", "slice_fn")
 
     def __init__(self, args, torch):
         self.args = args
@@ -825,6 +1041,7 @@ class Run(object):
         self.empty_cache = self.collective = self.backend = self.step_fn = None
         self.rng = self.long_lived = self.retained = self.thresholds = None
         self.recorder = self.meta = self.stats0 = None
+        self.emu = self.slice_fn = None
 
 
 def run(args, stream, torch):
@@ -867,6 +1084,15 @@ def prepare(r):
         args.seed += 1000 * rank
     scale_compute(args)
     r.step_fn = build_model(args, torch, device, notes)
+    if args.emu_device_ms > 0:
+        # The step's host work is cut into one slice per kernel, each
+        # launching its kernel when done: model none's work loop and the
+        # garbage are spread evenly; a torch model's step runs whole in the
+        # first slice.
+        if args.model == "none":
+            r.slice_fn = _build_none(type("Sizes", (), {"work": -(-args.work // args.emu_kernels)})())
+        r.emu = EmulatedDevice(args.emu_device_ms, args.emu_kernels, args.emu_queue_depth,
+                               args.emu_syncs, args.emu_jitter, args.seed)
 
     r.rng = random.Random(args.seed)
     r.long_lived = build_long_lived(args.long_lived, args.long_lived_refs, args.seed)
@@ -891,6 +1117,8 @@ def start_run(r, stream):
     recorder = r.recorder = Recorder(args.event_capacity) if args.recorder else None
     meta = r.meta = meta_record(args, r.torch, r.device, policy, args.recorder, r.notes)
     meta["backend"] = r.backend
+    if r.emu is not None:
+        meta["emulated_device"] = r.emu.meta()
     stream.write_obj(meta)
     r.stats0 = gc.get_stats()
     if recorder is not None:
@@ -926,6 +1154,27 @@ def hot_loop(r, stream):
     retained, recorder = r.retained, r.recorder
     empty_cache, collective = r.empty_cache, r.collective
     sync = device.synchronize
+    # An asynchronous device's side of the step: the emulated device, or a
+    # real one's events around the step's work (busy time, lead at the
+    # sync, idle time in pauses). Bound to locals; None skips it.
+    emu = r.emu
+    if emu is not None:
+        emu_slices, kernels, slice_fn = range(emu.kernels), emu.kernels, r.slice_fn
+        emu_read, emu_write, emu_readv = os.read, os.write, os.readv
+        emu_cmd, emu_credit, emu_ack, emu_result = emu.cmd, emu.credit, emu.ack, emu.result
+        kmsg, mmsg, smsg, mid_syncs = emu.kmsg, emu.mmsg, emu.smsg, emu.mid_syncs
+        spans, spans_bufs, launched = emu.spans, emu.spans_bufs, emu.launched
+    else:
+        kernels, launched = 0, None
+    ev_start, ev_end = device_events(device) if emu is None else (None, None)
+    if ev_start is not None:
+        spans = array.array("q", [0]) * EMU_RESULT_SLOTS
+        spans[0] = 1
+        ev_start_record, ev_end_record, elapsed_ms = ev_start.record, ev_end.record, ev_start.elapsed_time
+    account = device_account
+    _USED_SLOT = _USED
+    rec_buf = recorder.buf if recorder is not None else None
+    rec_width = Recorder.FIELDS
     # --device-wait-ms: the host waits, GIL released, as for kernels running
     # on an accelerator. A float prepared here, so the call in the loop
     # allocates nothing the collector tracks; None skips it entirely.
@@ -961,15 +1210,52 @@ def hot_loop(r, stream):
         t0 = perf_counter_ns()
         # ---- timed region: the step, its garbage, the policy's step-
         # boundary action, and the device sync that makes the time real.
-        out = step_fn()
-        keep = [] if retained is not None else None
-        n = cycles
-        if jitter:
-            n = int(round(cycles * (1 + jitter * (2 * rng.random() - 1))))
-        if every > 1 and i % every:
-            n = 0
-        for make in patterns:
-            make(rng, n, objects, out, keep)
+        if emu is None:
+            if ev_start is not None:
+                ev_start_record()
+            out = step_fn()
+            keep = [] if retained is not None else None
+            n = cycles
+            if jitter:
+                n = int(round(cycles * (1 + jitter * (2 * rng.random() - 1))))
+            if every > 1 and i % every:
+                n = 0
+            for make in patterns:
+                make(rng, n, objects, out, keep)
+        else:
+            out = None
+            keep = [] if retained is not None else None
+            n = cycles
+            if jitter:
+                n = int(round(cycles * (1 + jitter * (2 * rng.random() - 1))))
+            if every > 1 and i % every:
+                n = 0
+            made = 0
+            for k in emu_slices:
+                if slice_fn is not None:
+                    slice_fn()
+                elif k == 0:
+                    out = step_fn()
+                upto = n * (k + 1) // kernels
+                for make in patterns:
+                    make(rng, upto - made, objects, out, keep)
+                made = upto
+                # The launch: a free slot in the queue first (the host
+                # blocks here while `depth` kernels are pending), then the
+                # kernel, stamped with the launch time.
+                emu_read(emu_credit, 1)
+                launched[k] = kmsg[1] = perf_counter_ns()
+                emu_write(emu_cmd, kmsg)
+                if mid_syncs[k]:
+                    mmsg[1] = perf_counter_ns()
+                    emu_write(emu_cmd, mmsg)
+                    emu_read(emu_ack, 1)
+            # The step's sync (loss.item()): the host waits for the queue
+            # to drain; the policy's action comes after it, as in a loop
+            # that logs its loss and then collects.
+            t_sync = smsg[1] = perf_counter_ns()
+            emu_write(emu_cmd, smsg)
+            emu_readv(emu_result, spans_bufs)
         scheduled = False
         if has_action:
             if manual_every and (i + 1) % manual_every == 0:
@@ -997,6 +1283,9 @@ def hot_loop(r, stream):
             # every other rank wait here.
             collective()
         if sync is not None:
+            if ev_end is not None:
+                ev_end_record()
+                t_sync = perf_counter_ns()
             sync()
         t1 = perf_counter_ns()
         # ---- end of timed region
@@ -1010,6 +1299,15 @@ def hot_loop(r, stream):
         if leak is not None:
             leak.append(b"\x01" * leak_bytes)
         out = None
+        dev = ""
+        if ev_start is not None:
+            # One busy span, the step's work on the device, ending when the
+            # sync returned: an upper bound of busy time (gaps inside the
+            # span, the device waiting on the host, count as busy).
+            spans[2] = t1
+            spans[1] = t1 - int(elapsed_ms(ev_end) * 1e6)
+        if emu is not None or ev_start is not None:
+            dev = account(spans, launched, kernels, t0, t1, t_sync, rec_buf, state[_USED_SLOT] if rec_buf is not None else 0, rec_width)
         if recorder is not None:
             events, lost = recorder.take(t0)
         else:
@@ -1022,10 +1320,12 @@ def hot_loop(r, stream):
                 i, "true" if i < warmup else "false", t1 - t0, events, lost,
                 "true" if scheduled else "false", c0, c1, c2,
                 rss() if rss is not None else "null",
-                dev_mem() if dev_mem is not None else "null", own))
+                dev_mem() if dev_mem is not None else "null", dev + own))
     wall = perf_counter_ns() - wall0
     if recorder is not None:
         recorder.remove()
+    if emu is not None:
+        emu.close()
     return wall, gc.get_stats()
 
 
@@ -1127,6 +1427,15 @@ def _parser():
       help="F times the compute per step: the batch of a torch model, --work of model none")
     a("--device-wait-ms", type=float, default=0.0, metavar="X",
       help="wait X ms per step in the timed region, GIL released (an accelerator's share of the step)")
+    a("--emu-device-ms", type=float, default=0.0, metavar="X",
+      help="an emulated asynchronous device (a separate process): X ms of device work per step, "
+           "launched as --emu-kernels kernels through the step's host work, with a step-end sync")
+    a("--emu-kernels", type=int, default=8, metavar="K", help="emulated device: kernels per step")
+    a("--emu-queue-depth", type=int, default=2, metavar="D",
+      help="emulated device: kernels pending at most; the host blocks at a launch beyond it")
+    a("--emu-syncs", type=int, default=0, metavar="S", help="emulated device: mid-step syncs per step")
+    a("--emu-jitter", type=float, default=0.0, metavar="F",
+      help="emulated device: vary each kernel's time by up to this fraction (seeded)")
     a("--garbage", default="none", help="pattern(s) joined by +: %s, or none" % ", ".join(sorted(PATTERNS)))
     a("--cycles", type=int, default=100, help="garbage cycles per step")
     a("--objects", type=int, default=4, help="objects per cycle")
@@ -1169,6 +1478,25 @@ def _validate(args):
     if not 0 <= args.device_wait_ms <= MAX_DEVICE_WAIT_MS:
         raise UsageError("--device-wait-ms must be in 0..%d (milliseconds), got %r"
                          % (MAX_DEVICE_WAIT_MS, args.device_wait_ms))
+    if not 0 <= args.emu_device_ms <= MAX_DEVICE_WAIT_MS:
+        raise UsageError("--emu-device-ms must be in 0..%d (milliseconds), got %r"
+                         % (MAX_DEVICE_WAIT_MS, args.emu_device_ms))
+    if args.emu_device_ms > 0:
+        if args.device_wait_ms > 0:
+            raise UsageError("--emu-device-ms and --device-wait-ms both stand for the device's time: use one")
+        if not 1 <= args.emu_kernels <= EMU_MAX_KERNELS:
+            raise UsageError("--emu-kernels must be in 1..%d, got %d" % (EMU_MAX_KERNELS, args.emu_kernels))
+        if not 1 <= args.emu_queue_depth <= 4096:
+            raise UsageError("--emu-queue-depth must be in 1..4096 (the pipe holds that many slots), got %d"
+                             % args.emu_queue_depth)
+        if not 0 <= args.emu_syncs < args.emu_kernels:
+            raise UsageError("--emu-syncs must be in 0..%d (fewer than the kernels), got %d"
+                             % (args.emu_kernels - 1, args.emu_syncs))
+        if not 0 <= args.emu_jitter < 1:
+            raise UsageError("--emu-jitter must be in 0..1 (exclusive), got %r" % args.emu_jitter)
+        if args.device not in ("auto", "cpu"):
+            raise UsageError("--emu-device-ms emulates a device on a host without one; on %s the "
+                             "real device's events are measured" % args.device)
     if not 0 <= args.garbage_jitter <= 1:
         raise UsageError("--garbage-jitter must be in 0..1, got %g" % args.garbage_jitter)
     if args.rank_seed not in ("per-rank", "shared"):
@@ -1221,6 +1549,9 @@ def needs_torch(args):
 
 def main(argv=None):
     stream = None
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--serve-device"]:
+        return serve_device(argv[1:])
     try:
         args = _parser().parse_args(argv)
         if args.measure_overhead:

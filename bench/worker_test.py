@@ -285,6 +285,16 @@ FAKE_CUDA_SITECUSTOMIZE = textwrap.dedent('''
     torch.cuda.empty_cache = _count("empty_cache")
     torch.cuda.memory_allocated = lambda *a: 8192
 
+    class Event(object):
+        """A timing event whose device work always took 1 us."""
+        def __init__(self, enable_timing=False):
+            assert enable_timing
+        def record(self):
+            calls["record"] = calls.get("record", 0) + 1
+        def elapsed_time(self, end):
+            return 0.001
+    torch.cuda.Event = Event
+
     @atexit.register
     def _dump():
         with open(os.environ["FAKE_CUDA_LOG"], "w") as f:
@@ -336,8 +346,12 @@ class FakeCUDAOnPathTest(unittest.TestCase):
         meta = recs[0]
         self.assertEqual((meta["device"]["kind"], meta["device"]["name"]), ("cuda", "H200-fake"))
         self.assertEqual(meta["notes"], [])
-        self.assertEqual(logs["cuda.log"], {"synchronize": 6, "empty_cache": 6, "set_device": [0]})
-        self.assertEqual({r["dev_mem"] for r in recs if r["type"] == "step"}, {8192})
+        self.assertEqual(logs["cuda.log"], {"synchronize": 6, "empty_cache": 6, "set_device": [0], "record": 12})
+        steps = [r for r in recs if r["type"] == "step"]
+        self.assertEqual({r["dev_mem"] for r in steps}, {8192})
+        # The device's side of the step, from the events: 1 us busy.
+        self.assertEqual({r["dev_busy"] for r in steps}, {1000})
+        self.assertEqual([r["dev_idle"] for r in steps], [r["ns"] - 1000 for r in steps])
 
 
 class ResnetWithoutTorchvisionTest(unittest.TestCase):
@@ -505,6 +519,77 @@ class GarbageEveryTest(unittest.TestCase):
         self.assertEqual(grew, [3, 6], counts)
         with self.assertRaises(worker.UsageError):
             worker._validate(worker._parser().parse_args(["--garbage-every", "0"]))
+
+
+class EmulatedDeviceTest(unittest.TestCase):
+    """The emulated asynchronous device: a separate process with a bounded
+    launch queue, whose side of every step lands on the step record, and
+    whose pipes leave the collector's schedule as deterministic as ever."""
+
+    EMU = ["--emu-device-ms", "4", "--emu-kernels", "8", "--emu-queue-depth", "3"]
+
+    def test_every_step_carries_the_device_side(self):
+        recs = run_worker(self, GARBAGE_RUN[:13] + ["40"] + GARBAGE_RUN[14:] + self.EMU)
+        meta = recs[0]
+        self.assertEqual(meta["emulated_device"], {"kind": "emulated", "kernel_ns": 500000, "kernels": 8,
+                                                   "queue_depth": 3, "mid_syncs": 0})
+        steps = [r for r in recs if r["type"] == "step"]
+        self.assertEqual(len(steps), 155)
+        for r in steps:
+            # The device's timeline is its own: busy is exactly the work
+            # launched, all inside the step (the host waited for it).
+            self.assertEqual(r["dev_busy"], 4000000, r)
+            self.assertEqual(r["dev_idle"], r["ns"] - r["dev_busy"])
+            self.assertGreaterEqual(r["dev_slack"], 0)
+            self.assertLessEqual(r["dev_slack"], 3 * 500000, "the lead is at most the queue's work")
+            self.assertLessEqual(r["dev_idle_gc"], r["dev_idle"])
+            in_step = [e for e in r["gc"] if e["in_step"]]
+            self.assertEqual(r["dev_lead_gc"] >= 0, bool(in_step), r)
+        # Its process is gone with the run: no orphan emulator.
+        out = subprocess.run(["pgrep", "-f", "--serve-device"], stdout=subprocess.PIPE).stdout
+        self.assertEqual(out.strip(), b"", "a device process outlived its worker")
+
+    def test_schedule_is_deterministic(self):
+        argv = GARBAGE_RUN + self.EMU + ["--emu-syncs", "2"]
+        self.assertEqual(gc_schedule(run_worker(self, argv)), gc_schedule(run_worker(self, argv)))
+
+    def test_bad_flags_are_usage_errors(self):
+        for extra, want in ((["--emu-kernels", "0"], "--emu-kernels"),
+                            (["--emu-kernels", "300"], "--emu-kernels"),
+                            (["--emu-queue-depth", "0"], "--emu-queue-depth"),
+                            (["--emu-syncs", "8"], "--emu-syncs"),
+                            (["--emu-jitter", "1"], "--emu-jitter"),
+                            (["--device-wait-ms", "3"], "use one")):
+            args = worker._parser().parse_args(["--model", "none"] + self.EMU + extra)
+            with self.assertRaisesRegex(worker.UsageError, want):
+                worker._validate(args)
+
+    def test_account_hides_a_pause_the_queue_covers(self):
+        """Known truth on a hand-made timeline (ns): a step from 0 to 100,
+        two kernels launched at 10 and 20 ending at 40 and 60, then the
+        host idles the device from 60 to 90 and one more kernel runs to
+        100. A collection from 30 to 50 starts with 30 queued (lead 30,
+        hidden); one from 65 to 90 falls in the idle gap (exposed)."""
+        spans = array.array("q", [0]) * worker.EMU_RESULT_SLOTS
+        spans[0:5] = array.array("q", [2, 10, 60, 90, 100])
+        ends = worker.EMU_ENDS
+        spans[ends:ends + 3] = array.array("q", [40, 60, 100])
+        launched = array.array("q", [10, 20, 90])
+        W = worker.Recorder.FIELDS
+        def account(events):
+            buf = array.array("q", [0]) * (W * len(events))
+            for i, (start, pause) in enumerate(events):
+                buf[i * W], buf[i * W + 1] = start, pause
+            text = worker.device_account(spans, launched, 3, 0, 100, 95, buf, len(buf), W)
+            return json.loads("{" + text[1:] + "}")
+        hidden = account([(30, 20)])
+        self.assertEqual(hidden, {"dev_busy": 60, "dev_idle": 40, "dev_idle_gc": 0,
+                                  "dev_slack": 5, "dev_lead_gc": 30})
+        # The longer collection, in the gap, leads: nothing was queued.
+        exposed = account([(65, 25), (30, 20)])
+        self.assertEqual((exposed["dev_idle_gc"], exposed["dev_lead_gc"]), (25, 0))
+        before = account([(-5, 3)])  # between steps: not the step's
+        self.assertEqual((before["dev_idle_gc"], before["dev_lead_gc"]), (0, -1))
 
 
 class RecorderTest(unittest.TestCase):

@@ -92,6 +92,10 @@ type Workload struct {
 	// accelerator's share of the step, so a GC pause is a few percent of
 	// it as on an accelerator host. 0: none.
 	DeviceWaitMS float64 `yaml:"device_wait_ms"`
+	// EmulatedDevice is an asynchronous device the host runs ahead of: a
+	// separate process with a bounded launch queue, so a GC pause is hidden
+	// while queued work covers it (docs/device.md). Nil: none.
+	EmulatedDevice *bench.EmulatedDevice `yaml:"emulated_device"`
 }
 
 // Garbage is what the workload leaves for the collector each step.
@@ -259,6 +263,9 @@ func (c *Case) WorkerConfig(v Variant) bench.Config {
 	setIf(&cfg.Work, w.Work)
 	cfg.Threads = w.Threads
 	cfg.ComputeScale, cfg.DeviceWaitMS = w.ComputeScale, w.DeviceWaitMS
+	if w.EmulatedDevice != nil {
+		cfg.Emulated = *w.EmulatedDevice
+	}
 	cfg.Garbage = g.Pattern
 	setIf(&cfg.Cycles, g.Cycles)
 	setIf(&cfg.Objects, g.Objects)
@@ -331,6 +338,17 @@ func (c *Case) validate(at func(path ...string) int) []*Error {
 	}
 	check(bench.ValidateComputeScale(c.Workload.ComputeScale), "workload", "compute_scale")
 	check(bench.ValidateDeviceWait(c.Workload.DeviceWaitMS), "workload", "device_wait_ms")
+	if e := c.Workload.EmulatedDevice; e != nil {
+		if key, err := e.Validate(); err != nil {
+			check(err, "workload", "emulated_device", key)
+		}
+		if c.Workload.DeviceWaitMS != 0 {
+			check(fmt.Errorf("device_wait_ms and emulated_device both stand for the device's time: use one"), "workload", "device_wait_ms")
+		}
+		if d := c.Workload.Device; d != "" && d != "auto" && d != "cpu" {
+			check(fmt.Errorf("an emulated device stands in for a device this host lacks; on %s the real device's events are measured", d), "workload", "device")
+		}
+	}
 	minInt(c.Garbage.Cycles, 0, "garbage", "cycles")
 	minInt(c.Garbage.Objects, 0, "garbage", "objects")
 	minInt(c.Garbage.LongLived, 0, "garbage", "long_lived")

@@ -111,7 +111,7 @@ func TestParseMessages(t *testing.T) {
 		{"runs: 2", "runs: 2\nlauncher_command: [torchrun]", "bad.yaml:6: launcher_command: only with launcher: torchrun"},
 		{"heads: 4}", "heads: 4, compute_scale: -1}", "bad.yaml:2: workload.compute_scale: must be a finite number >= 0 (0 means 1), got -1"},
 		{"heads: 4}", "heads: 4, device_wait_ms: -0.5}", "bad.yaml:2: workload.device_wait_ms: must be in 0..3600000 (milliseconds), got -0.5"},
-		{"heads: 4}", "heads: 4, compute_scal: 2}", `bad.yaml:2: unknown key "compute_scal" in workload (known: model, device, batch, hidden, layers, heads, seq, vocab, image, work, threads, compute_scale, device_wait_ms)`},
+		{"heads: 4}", "heads: 4, compute_scal: 2}", `bad.yaml:2: unknown key "compute_scal" in workload (known: model, device, batch, hidden, layers, heads, seq, vocab, image, work, threads, compute_scale, device_wait_ms, emulated_device)`},
 	} {
 		_, err := Parse([]byte(strings.Replace(good, c.edit, c.repl, 1)), "bad.yaml")
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {

@@ -36,6 +36,15 @@ var aggregates = []aggregate{
 	{"gen2-pause-mean", "mean gen-2 pause, pooled over runs (ns; no full collection: 0); one preempted collection moves it far less than the largest", pooledOf(func(r RunSummary) (float64, int) { return r.PauseNS[2], r.Collections[2] })},
 	{"rss-peak", "median over runs of the peak RSS (bytes; runs without RSS: not measured)", medianOf(func(r RunSummary) float64 { return memValue(r.RSS, false) })},
 	{"rss-growth", "median over runs of the RSS growth per 1000 steps (bytes; of what collections leave, see Mem.Growth), growth under the metric's absolute floor (16 MiB) counted as it, so a ratio to a variant that does not grow is finite", medianOf(func(r RunSummary) float64 { return atFloorAbs("rss-growth", []float64{memValue(r.RSS, true)})[0] })},
+	{"device-util", "median over runs of the device's busy share of the step time (emulated or real device; not measured without one)", medianOf(func(r RunSummary) float64 { return devValue(r, func(d *DeviceSummary) float64 { return d.Util }) })},
+	{"device-idle-gc", "median over runs of the share of the device's idle time that fell inside host collections", medianOf(func(r RunSummary) float64 { return devValue(r, func(d *DeviceSummary) float64 { return d.IdleGC }) })},
+	{"dev-slack", "median over runs of the host's median lead at the step's sync (ns): device work still queued, the room a pause hides in", medianOf(func(r RunSummary) float64 { return devValue(r, func(d *DeviceSummary) float64 { return d.SlackNS }) })},
+	{"gc-hidden-steps", "steps whose collections, longer than the run's noise, the device's queued work covered (pause <= the lead when it began), total over runs", devTotal(func(d *DeviceSummary) int { return d.HiddenSteps })},
+	{"gc-hidden-excess", "median over runs of the median of each hidden step's excess over the typical step as a fraction of its pause (0: the queue hid it; 1: it added in full)", medianOf(func(r RunSummary) float64 {
+		return devValue(r, func(d *DeviceSummary) float64 { return d.HiddenExcess })
+	})},
+	{"gc-exposed-steps", "steps whose collections outlasted the device's queued work by more than the run's noise, total over runs", devTotal(func(d *DeviceSummary) int { return d.ExposedSteps })},
+	{"gc-exposed-fit", "median over runs of the median of each exposed step's excess over the typical step divided by its pause minus the device's lead (1: a pause costs exactly what the queue cannot cover)", medianOf(func(r RunSummary) float64 { return devValue(r, func(d *DeviceSummary) float64 { return d.ExposedFit }) })},
 	{"unscheduled-collections", "collections other than the policy's scheduled ones, total over runs", total(func(r RunSummary) int { return r.Unscheduled })},
 	{"amplification", "multi-rank: median over runs of the rate of global spikes put down to a collection / mean single-rank spike rate", medianOf(func(r RunSummary) float64 { return r.Amplification })},
 	{"over-worst-rank", "multi-rank: median over runs of the rate of global spikes put down to a collection / the largest single-rank spike rate (above 1: the job spikes more often than any one rank)", medianOf(func(r RunSummary) float64 { return r.OverWorstRank })},
@@ -126,6 +135,21 @@ func pooledOf[N int | float64](f func(RunSummary) (part N, whole int)) func([]Ru
 			return 0
 		}
 		return float64(n) / float64(d)
+	}
+}
+
+// devTotal sums f over the runs' device summaries; NaN (not measured)
+// when a run has none.
+func devTotal(f func(*DeviceSummary) int) func([]RunSummary) float64 {
+	return func(runs []RunSummary) float64 {
+		n := 0
+		for _, r := range runs {
+			if r.Device == nil {
+				return math.NaN()
+			}
+			n += f(r.Device)
+		}
+		return float64(n)
 	}
 }
 

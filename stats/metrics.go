@@ -44,6 +44,9 @@ type Metric struct {
 	// counts and the spike rate (a rule against the run's own noise) do
 	// not. docs/compare.md gives the measurement behind the figure.
 	Drift float64
+	// HigherBetter: a larger value is the better one (the device's
+	// utilisation); every other metric is better lower.
+	HigherBetter bool
 	// Value is the run's value; NaN where the run did not measure it
 	// (memory a run did not record): not reported, not judged.
 	Value func(RunSummary) float64
@@ -99,7 +102,26 @@ var Metrics = []Metric{
 	{Name: "rss-peak", Memory: true, Unit: "rss-peak-bytes", LengthBiased: true, Floor: 0.10, Value: func(r RunSummary) float64 { return memValue(r.RSS, false) }},
 	{Name: "rss-growth", Memory: true, Unit: RSSGrowthUnit, MinSteps: MinStepsGrowth, Floor: RSSGrowthFloor, FloorAbs: RSSGrowthFloorAbs, Primary: true, Value: func(r RunSummary) float64 { return memValue(r.RSS, true) }},
 	{Name: "dev-mem-peak", Memory: true, Unit: "dev-mem-peak-bytes", LengthBiased: true, Floor: 0.10, Value: func(r RunSummary) float64 { return memValue(r.DevMem, false) }},
+	// The asynchronous device (emulated, or a real one's events): its busy
+	// share of the step, the share of its idle time that host collections
+	// caused, and the host's lead at the step's sync (the room a pause
+	// hides in). Reported, not tested: they move with the host's speed as
+	// times do. NaN without device timing.
+	{Name: "device-util", Unit: DeviceUtilUnit, Floor: 0.03, HigherBetter: true, Drift: HostDrift, Value: func(r RunSummary) float64 { return devValue(r, func(d *DeviceSummary) float64 { return d.Util }) }},
+	{Name: "device-idle-gc", Unit: "device-idle-gc", Floor: 0.05, Drift: HostDrift, Value: func(r RunSummary) float64 { return devValue(r, func(d *DeviceSummary) float64 { return d.IdleGC }) }},
+	{Name: "dev-slack", Unit: "dev-slack-ns", Floor: 0.05, HigherBetter: true, Drift: HostDrift, Value: func(r RunSummary) float64 { return devValue(r, func(d *DeviceSummary) float64 { return d.SlackNS }) }},
 	{Name: "dev-mem-growth", Memory: true, Unit: "dev-mem-growth-bytes/kstep", MinSteps: MinStepsGrowth, Floor: RSSGrowthFloor, FloorAbs: RSSGrowthFloorAbs, Value: func(r RunSummary) float64 { return memValue(r.DevMem, true) }},
+}
+
+// DeviceUtilUnit is the unit of the device's busy share in results.bench.
+const DeviceUtilUnit = "device-util"
+
+// devValue is f of the run's device summary, NaN without one.
+func devValue(r RunSummary, f func(*DeviceSummary) float64) float64 {
+	if r.Device == nil {
+		return math.NaN()
+	}
+	return f(r.Device)
 }
 
 // RSSGrowthUnit is the unit of the host memory growth in results.bench.
@@ -194,6 +216,9 @@ func MetricPairs(bench string, old, new []RunSummary) []Pair {
 			continue
 		}
 		p := Pair{Bench: bench, Metric: m.Name, Unit: m.Unit, Better: -1, Exact: m.Exact}
+		if m.HigherBetter {
+			p.Better = 1
+		}
 		for _, r := range old {
 			p.Old = append(p.Old, m.Value(r))
 			p.OldSteps = append(p.OldSteps, r.Steps)

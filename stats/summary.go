@@ -78,6 +78,34 @@ type RunSummary struct {
 	// (summaries written before they existed, device memory on a CPU).
 	RSS    *Mem `json:",omitempty"`
 	DevMem *Mem `json:",omitempty"`
+	// Device is how the steps met an asynchronous device (emulated, or a
+	// real one's events); nil where the worker did not time the device.
+	Device *DeviceSummary `json:",omitempty"`
+}
+
+// DeviceSummary is the device's side of a run's measured steps.
+type DeviceSummary struct {
+	// Util is the device's busy share of the steps' wall time.
+	Util float64
+	// IdleGC is the share of the device's idle time that fell inside host
+	// collections: how much of the device's waiting GC caused.
+	IdleGC float64
+	// SlackNS is the median host lead at the step's final sync: device
+	// work still queued when the host got there, the room a pause hides in.
+	SlackNS float64
+	// HiddenSteps are the steps whose in-step pauses, longer than the
+	// run's noise, the device's queued work covered (pause <= the lead
+	// when the longest began), and HiddenExcess the median of each one's
+	// excess over the typical step as a fraction of its pause: 0 when the
+	// queue hid them, 1 when they added in series (0 when none).
+	HiddenSteps  int
+	HiddenExcess float64
+	// ExposedSteps are the steps whose pauses outlasted the lead by more
+	// than the run's noise could hide, and ExposedFit the median of each
+	// one's excess over the typical step divided by pause minus lead: 1
+	// when a pause costs exactly what the queue cannot cover (0 when none).
+	ExposedSteps int
+	ExposedFit   float64
 }
 
 // Summarize summarises the measured steps of s; rule says which are
@@ -102,6 +130,16 @@ type Summarizer struct {
 	inPause float64
 	rss     memTrack
 	devMem  memTrack
+	dev     deviceTrack
+}
+
+// deviceTrack accumulates the steps' device timing.
+type deviceTrack struct {
+	steps                    int
+	busy, wall, idle, idleGC float64
+	slacks                   []float64
+	exposable                []float64 // per timed step: pause minus lead (<= 0: hidden); NaN: no collection
+	at                       []int     // the step index of each exposable entry
 }
 
 const (
@@ -141,6 +179,57 @@ func (sm *Summarizer) Add(st *bench.Step) {
 	}
 	sm.inGC = append(sm.inGC, in)
 	sm.pauses = append(sm.pauses, pause)
+	if t := st.DeviceTiming; t != nil {
+		dv := &sm.dev
+		dv.steps++
+		dv.busy += float64(t.BusyNS)
+		dv.wall += d
+		dv.idle += float64(t.IdleNS)
+		dv.idleGC += float64(t.IdleGCNS)
+		dv.slacks = append(dv.slacks, float64(t.SlackNS))
+		x := math.NaN()
+		if in&inGC != 0 && t.LeadGCNS >= 0 {
+			x = pause - float64(t.LeadGCNS)
+		}
+		dv.exposable = append(dv.exposable, x)
+		dv.at = append(dv.at, len(sm.durs)-1)
+	}
+}
+
+// result is the device summary against the run's typical step and its
+// spread (the noise an exposure must stand out of).
+func (dv *deviceTrack) result(durs, pauses []float64, typical, spread float64) *DeviceSummary {
+	if dv.steps == 0 || dv.wall <= 0 {
+		return nil
+	}
+	r := &DeviceSummary{Util: dv.busy / dv.wall}
+	if dv.idle > 0 {
+		r.IdleGC = math.Min(dv.idleGC/dv.idle, 1)
+	}
+	r.SlackNS = medianOfValues(dv.slacks)
+	// Only pauses the run's noise could not hide on its own are judged:
+	// a 50 us young collection is "hidden" on any device.
+	noise := 3 * spread
+	var hidden, fits []float64
+	for k, x := range dv.exposable {
+		i := dv.at[k]
+		excess := durs[i] - typical
+		switch {
+		case math.IsNaN(x) || pauses[i] <= noise:
+		case x <= 0:
+			hidden = append(hidden, excess/pauses[i])
+		case x > noise:
+			fits = append(fits, excess/x)
+		}
+	}
+	r.HiddenSteps, r.ExposedSteps = len(hidden), len(fits)
+	if len(hidden) > 0 {
+		r.HiddenExcess = medianOfValues(hidden)
+	}
+	if len(fits) > 0 {
+		r.ExposedFit = medianOfValues(fits)
+	}
+	return r
 }
 
 // Result is the summary of the steps added so far.
@@ -191,6 +280,10 @@ func (sm *Summarizer) Result(rule SpikeRule) RunSummary {
 		r.GCShare = sm.inPause / sm.total
 	}
 	r.Gen2Excess, r.Gen2ExcessP = gen2Excess(sm.durs, noGen2, base.Typical)
+	// The device's yardstick is the spike rule's: the steps without a
+	// full collection (young ones run in nearly every step).
+	noGC := base
+	r.Device = sm.dev.result(sm.durs, sm.pauses, noGC.Typical, noGC.Spread)
 	// Young collections make GC spikes too where the steps are quiet (an
 	// accelerator host: a 1 ms gen-1 pause on a 200 ms step); they come at
 	// irregular steps and can hide the full collections' lattice, which is
