@@ -144,14 +144,14 @@ func TestSummaryStreamEditedIsResummarised(t *testing.T) {
 		t.Errorf("run 2 after dropping a step: %d steps, want 399", got)
 	}
 
-	// Touched, same content: hashed again (one read), not summarised
+	// Touched, same content: checksummed again (one read), not summarised
 	// again, restamped so the next load reads nothing.
 	later := time.Now().Add(time.Hour)
 	if err := os.Chtimes(path, later, later); err != nil {
 		t.Fatal(err)
 	}
 	if n := reads(t, func() { mustLoad(t, dir, stats.SpikeRule{}) }); n != 1 {
-		t.Errorf("a touched stream: %d reads, want 1 (its hash)", n)
+		t.Errorf("a touched stream: %d reads, want 1 (its checksum)", n)
 	}
 	if n := reads(t, func() { mustLoad(t, dir, stats.SpikeRule{}) }); n != 0 {
 		t.Errorf("after restamping: %d reads, want 0", n)
