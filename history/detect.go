@@ -1,6 +1,8 @@
 package history
 
 import (
+	"context"
+	"fmt"
 	"hash/fnv"
 	"math"
 	"time"
@@ -73,4 +75,53 @@ func Detect(series []*Series, o DetectOptions) []Finding {
 		}
 	}
 	return out
+}
+
+// HostClasses are the host classes of the store's nights (the one f names,
+// if it has nights), in order.
+func (s *Store) HostClasses(ctx context.Context, f Filter) ([]string, error) {
+	q, args := `SELECT DISTINCT host_class FROM nights ORDER BY host_class`, []any(nil)
+	if f.HostClass != "" {
+		q, args = `SELECT DISTINCT host_class FROM nights WHERE host_class = ?`, []any{f.HostClass}
+	}
+	rows, err := s.db.QueryContext(ctx, s.bind(q), args...)
+	if err != nil {
+		return nil, fmt.Errorf("history %s: %v", s, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			return nil, fmt.Errorf("history %s: %v", s, err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// DetectAll finds the change points of every series f selects (only the
+// given metrics when f names none; all with metrics nil), reading one host
+// class at a time: a fleet's store is detected in the memory of one
+// class's series. It returns the findings and how many series it read.
+func (s *Store) DetectAll(ctx context.Context, f Filter, metrics []string, o DetectOptions) ([]Finding, int, error) {
+	classes, err := s.HostClasses(ctx, f)
+	if err != nil {
+		return nil, 0, err
+	}
+	var out []Finding
+	n := 0
+	for _, c := range classes {
+		f.HostClass = c
+		series, err := s.Query(ctx, f)
+		if err != nil {
+			return nil, 0, err
+		}
+		if f.Metric == "" && metrics != nil {
+			series = PrimaryOnly(series, metrics)
+		}
+		n += len(series)
+		out = append(out, Detect(series, o)...)
+	}
+	return out, n, nil
 }

@@ -212,16 +212,24 @@ news. Exit status: 1 when a regression's first night is at or after -since
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}
+	if f.filter.Metric != "" {
+		if _, ok := stats.MetricByName(f.filter.Metric); !ok {
+			return cli.Usagef("-metric %q: not a metric (%s)", f.filter.Metric, strings.Join(stats.MetricNames(), ", "))
+		}
+	}
 	s, err := f.open(ctx, true)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	series, err := f.read(ctx, s, true)
+	// A host class at a time: a fleet's store in one class's memory.
+	findings, n, err := s.DetectAll(ctx, f.filter, stats.DefaultPrimary, history.DetectOptions{ChangePointOptions: stats.ChangePointOptions{Alpha: *alpha}})
 	if err != nil {
-		return err
+		return cli.InfraError(err)
 	}
-	findings := history.Detect(series, history.DetectOptions{ChangePointOptions: stats.ChangePointOptions{Alpha: *alpha}})
+	if n == 0 {
+		return cli.Usagef("history %s: no nights match", s)
+	}
 	history.WriteFindings(stdout, findings)
 	if regs := history.Regressions(findings, from); len(regs) > 0 {
 		fmt.Fprintf(stderr, "gcjitter history detect: %d regressions\n", len(regs))
