@@ -368,3 +368,51 @@ func TestBadMetricsAreNamed(t *testing.T) {
 		t.Errorf("bad metrics read as %v", err)
 	}
 }
+
+// TestDetectAllMatchesDetect: detecting a host class at a time finds what
+// detecting every series at once finds, in the same order.
+func TestDetectAllMatchesDetect(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, t.TempDir()+"/h.db")
+	rng := rand.New(rand.NewPCG(5, 5))
+	for i := 0; i < 30; i++ {
+		for j, class := range []string{"ci-cpu", "ascend-910b", "a100"} {
+			level := 1.0
+			if i >= 20 && j != 1 {
+				level = 1.2
+			}
+			m := night{host: class + "-1", class: class, started: day0.AddDate(0, 0, i), cases: 2, variants: 2, runs: 3, level: level}.manifest(rng)
+			if _, err := s.AddManifest(ctx, m, "synth", AddOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	all, err := s.Query(ctx, Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	primary := PrimaryOnly(all, stats.DefaultPrimary)
+	want := Detect(primary, DetectOptions{})
+	got, n, err := s.DetectAll(ctx, Filter{}, stats.DefaultPrimary, DetectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != len(primary) || len(want) == 0 {
+		t.Fatalf("DetectAll read %d series, want %d; %d findings", n, len(primary), len(want))
+	}
+	if diff := cmp.Diff(findingRows(want), findingRows(got)); diff != "" {
+		t.Errorf("DetectAll differs from Detect (-Detect +DetectAll):\n%s", diff)
+	}
+	one, n, err := s.DetectAll(ctx, Filter{HostClass: "a100", Metric: "p99"}, stats.DefaultPrimary, DetectOptions{})
+	if err != nil || n != 4 {
+		t.Fatalf("DetectAll of a100 p99: %d series, %v", n, err)
+	}
+	for _, f := range one {
+		if f.Key.HostClass != "a100" || f.Key.Metric != "p99" {
+			t.Errorf("finding outside the filter: %v", f.Key)
+		}
+	}
+	if _, n, _ := s.DetectAll(ctx, Filter{HostClass: "nope"}, nil, DetectOptions{}); n != 0 {
+		t.Errorf("a class without nights read %d series", n)
+	}
+}
