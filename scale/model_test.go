@@ -3,6 +3,7 @@ package scale
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/gcjitter/gcjitter/stats"
@@ -94,5 +95,28 @@ func TestScaleCollectiveGrowth(t *testing.T) {
 		if math.Abs(c.got-c.want) > 1e-6 {
 			t.Errorf("cost %v, want %v", c.got, c.want)
 		}
+	}
+}
+
+// TestScaleValidationRows: a group of several multi-rank runs is checked
+// in sample (its own ranks) and out of sample (each run from the others);
+// single-rank runs of the same variant predict it too.
+func TestScaleValidationRows(t *testing.T) {
+	multi := &Group{Case: "synthetic", Variant: "default", Ranks: 4, Rule: stats.DefaultSpikeRule, Runs: synthRuns(4, 3, 4, 300, 0.01, 30e6, 0)}
+	single := &Group{Case: "synthetic", Variant: "default", Ranks: 1, Rule: stats.DefaultSpikeRule, Runs: synthRuns(5, 2, 1, 300, 0.01, 30e6, 0)}
+	rep := Build([]*Group{single, multi}, []int{8}, Options{Steps: 1000, Boot: 5})
+	var from []string
+	for _, v := range rep.Validation {
+		from = append(from, v.From)
+		if v.Ranks != 4 {
+			t.Errorf("%s: validated at %d ranks, want the measured 4", v.From, v.Ranks)
+		}
+	}
+	want := []string{"own ranks", "the other runs, run 1 held out", "the other runs, run 2 held out", "the other runs, run 3 held out", "single-rank runs"}
+	if !slices.Equal(from, want) {
+		t.Errorf("validation rows %q, want %q", from, want)
+	}
+	if len(rep.Predictions) != 1 || rep.Predictions[0].FromRanks != 4 {
+		t.Errorf("predictions %+v: want one, from the 4-rank runs", rep.Predictions)
 	}
 }

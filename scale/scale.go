@@ -20,8 +20,10 @@ type Report struct {
 // Validation is a prediction of a measured multi-rank job, with its error.
 type Validation struct {
 	Case, Variant, Policy string
-	// From says what predicted it: "own ranks" (the run's own rank streams)
-	// or "single-rank runs" (runs of the case with ranks: 1).
+	// From says what predicted it: "own ranks" (the runs' own rank
+	// streams), "the other runs, run K held out" (out of sample, for groups
+	// of several runs) or "single-rank runs" (runs of the case with
+	// ranks: 1).
 	From      string
 	FromRanks int
 	Ranks     int // the measured job's world size
@@ -80,6 +82,7 @@ func Build(groups []*Group, ranks []int, opt Options) *Report {
 				continue
 			}
 			rep.Validation = append(rep.Validation, validate(g, g, opt))
+			rep.Validation = append(rep.Validation, leaveOneOut(g, opt)...)
 			if single != nil {
 				rep.Validation = append(rep.Validation, validate(single, g, opt))
 			}
@@ -125,24 +128,7 @@ func validate(src, target *Group, opt Options) Validation {
 		}
 	}
 	v.Predicted = pred[0]
-	var all []float64
-	rate := 0.0
-	for _, r := range target.Runs {
-		all = append(all, r.Global...)
-		rate += r.SpikeRate / float64(len(target.Runs))
-	}
-	v.Measured = quantiles(all)
-	v.Measured.SpikeRate = rate
-	p := v.Predicted.Est
-	v.Err.P50, v.Err.P90, v.Err.P99 = p.P50/v.Measured.P50-1, p.P90/v.Measured.P90-1, p.P99/v.Measured.P99-1
-	switch {
-	case rate == 0 && p.SpikeRate == 0:
-		v.SpikeRatio = 1
-	case rate == 0:
-		v.SpikeRatio = math.NaN()
-	default:
-		v.SpikeRatio = p.SpikeRate / rate
-	}
+	v.measure(target.Runs)
 	return v
 }
 
@@ -164,6 +150,49 @@ func medianEventOwn(g *Group) float64 {
 	}
 	stats.SortFloat64s(xs)
 	return stats.Quantile(xs, 0.5)
+}
+
+// leaveOneOut predicts each run of a group of several from the others:
+// the out-of-sample check (repeats on a shared host differ by more than
+// one run's own sampling noise).
+func leaveOneOut(g *Group, opt Options) []Validation {
+	if len(g.Runs) < 2 {
+		return nil
+	}
+	var out []Validation
+	for k, held := range g.Runs {
+		others := slices.Concat(g.Runs[:k], g.Runs[k+1:])
+		v := Validation{Case: g.Case, Variant: g.Variant, Policy: g.Policy, FromRanks: g.Ranks, Ranks: g.Ranks, Runs: 1,
+			From: fmt.Sprintf("the other runs, run %d held out", k+1)}
+		v.Predicted = predictWith(g, others, g.Ranks, nil, []int{g.Ranks}, opt)[0]
+		v.Predicted.FromRanks = g.Ranks
+		v.measure([]*Run{held})
+		out = append(out, v)
+	}
+	return out
+}
+
+// measure fills the measured figures from runs and the errors of the
+// prediction against them.
+func (v *Validation) measure(runs []*Run) {
+	var all []float64
+	rate := 0.0
+	for _, r := range runs {
+		all = append(all, r.Global...)
+		rate += r.SpikeRate / float64(len(runs))
+	}
+	v.Measured = quantiles(all)
+	v.Measured.SpikeRate = rate
+	p := v.Predicted.Est
+	v.Err.P50, v.Err.P90, v.Err.P99 = p.P50/v.Measured.P50-1, p.P90/v.Measured.P90-1, p.P99/v.Measured.P99-1
+	switch {
+	case rate == 0 && p.SpikeRate == 0:
+		v.SpikeRatio = 1
+	case rate == 0:
+		v.SpikeRatio = math.NaN()
+	default:
+		v.SpikeRatio = p.SpikeRate / rate
+	}
 }
 
 func medianOwn(g *Group) float64 {

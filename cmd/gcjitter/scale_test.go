@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -194,5 +195,30 @@ func TestScaleChartInChromium(t *testing.T) {
 	}
 	if st, err := os.Stat(png); err != nil || st.Size() < 10_000 {
 		t.Errorf("screenshot %s: %v (%v)", png, st, err)
+	}
+}
+
+// TestScaleCommandWithoutOwn: streams written before the "own" field
+// still predict, on each rank's step time, and say so.
+func TestScaleCommandWithoutOwn(t *testing.T) {
+	dir := t.TempDir()
+	writeScaleResults(t, dir, 4, 200)
+	files, _ := filepath.Glob(filepath.Join(dir, "runs", "*", "*", "*.rank*.jsonl"))
+	own := regexp.MustCompile(`,"own":\d+`)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, own.ReplaceAll(data, nil), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"scale", "-ranks", "8", "-boot", "3", "-steps", "500", dir}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), `warning: `) || !strings.Contains(stdout.String(), `no "own" time in the step records`) {
+		t.Errorf("no warning about the missing own time:\n%s", stdout.String())
 	}
 }
