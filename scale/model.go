@@ -328,7 +328,10 @@ type series struct {
 //   - common collections: on their steps every rank collects, the largest
 //     of n draws from the measured own times in them;
 //   - the collective: a measured step's residual plus the growth to n.
-func (md *model) simulate(n, steps int, growth float64, rng *rand.Rand) series {
+//
+// With sharedNoise the noise is one host's draw at any n: what is left
+// is what collections and the collective do.
+func (md *model) simulate(n, steps int, growth float64, sharedNoise bool, rng *rand.Rand) series {
 	s := series{global: make([]float64, steps), free: make([]float64, steps), pause: make([]float64, steps)}
 	ev := s.pause // the largest own time in a collection, then the pause
 	for i := 0; i < n && len(md.drift) > 0; i++ {
@@ -352,6 +355,9 @@ func (md *model) simulate(n, steps int, growth float64, rng *rand.Rand) series {
 		}
 	}
 	hosts, rest := n/md.m, n%md.m
+	if sharedNoise { // the measured hosts' noise is the job's, whatever N
+		hosts, rest = 1, 0
+	}
 	for k := range steps {
 		b := draw(md.base[md.m-1], hosts, rng)
 		if rest > 0 {

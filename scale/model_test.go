@@ -120,3 +120,20 @@ func TestScaleValidationRows(t *testing.T) {
 		t.Errorf("predictions %+v: want one, from the 4-rank runs", rep.Predictions)
 	}
 }
+
+// TestScaleHostNoise: hosts' noise multiplies with their number (the
+// slowest of more hosts: at N hosts of 1 rank, the p50 of the largest of
+// N normal draws), unless it is declared shared (the measured noise, at
+// any N).
+func TestScaleHostNoise(t *testing.T) {
+	g := &Group{Case: "synthetic", Variant: "disabled", Ranks: 1, Rule: stats.DefaultSpikeRule, Runs: synthRuns(6, 4, 1, 2000, 0, 0, 0)}
+	ind := Predict(g, []int{1, 1000}, Options{Steps: 4000, Boot: 5})
+	shared := Predict(g, []int{1, 1000}, Options{Steps: 4000, Boot: 5, SharedNoise: true})
+	// The median of the largest of 1000 standard normals is about 3.2.
+	if got := (ind[1].Est.P50/1e6 - 1) / 0.02; math.Abs(got-3.2) > 0.3 {
+		t.Errorf("independent hosts: p50 at 1000 ranks is %.2f SDs above the mean, want about 3.2", got)
+	}
+	if r := shared[1].Est.P50 / shared[0].Est.P50; math.Abs(r-1) > 0.01 {
+		t.Errorf("shared noise: p50 at 1000 ranks over 1 rank %.3f, want 1", r)
+	}
+}

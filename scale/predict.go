@@ -17,6 +17,9 @@ type Options struct {
 	Collective Collective
 	// Level is the intervals' coverage (default 0.95).
 	Level float64
+	// SharedNoise: the ranks' noise is not multiplied by hosts (one
+	// host's noise at any N), to show what collections alone do.
+	SharedNoise bool
 }
 
 func (o Options) orDefault() Options {
@@ -72,7 +75,7 @@ func predictWith(g *Group, runs []*Run, from int, resid []float64, ranks []int, 
 		rng := rand.New(rand.NewPCG(opt.Seed, uint64(n)))
 		growth := opt.Collective.Growth(n, from)
 		out[i] = Prediction{Case: g.Case, Variant: g.Variant, Policy: g.Policy, FromRanks: g.Ranks, Runs: len(runs), Ranks: n,
-			Est: est.simulate(n, opt.Steps, growth, rng).figures(g.Rule), CollectiveNS: growth}
+			Est: est.simulate(n, opt.Steps, growth, opt.SharedNoise, rng).figures(g.Rule), CollectiveNS: growth}
 	}
 	// Replicates in parallel: each its own resample and generator.
 	var wg sync.WaitGroup
@@ -88,7 +91,7 @@ func predictWith(g *Group, runs []*Run, from int, resid []float64, ranks []int, 
 					md.resid = resid
 				}
 				for i, n := range ranks {
-					reps[i][b] = md.simulate(n, opt.Steps, opt.Collective.Growth(n, from), rng).figures(g.Rule)
+					reps[i][b] = md.simulate(n, opt.Steps, opt.Collective.Growth(n, from), opt.SharedNoise, rng).figures(g.Rule)
 				}
 			}
 		}()

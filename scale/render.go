@@ -79,6 +79,7 @@ type jsonModel struct {
 	HopLatencyNS float64 `json:"hop_latency_ns"`
 	BandwidthBps float64 `json:"bandwidth_bytes_per_s,omitempty"`
 	Bytes        float64 `json:"bytes,omitempty"`
+	HostNoise    string  `json:"host_noise"`
 }
 
 func toJSON(p Prediction) jsonPrediction {
@@ -115,7 +116,10 @@ func (r *Report) JSON(w io.Writer) error {
 	}
 	o := r.Options
 	out.Model = jsonModel{Steps: o.Steps, Boot: o.Boot, Level: o.Level, Collective: o.Collective.Kind,
-		HopLatencyNS: o.Collective.HopLatency, BandwidthBps: o.Collective.Bandwidth, Bytes: o.Collective.Bytes}
+		HopLatencyNS: o.Collective.HopLatency, BandwidthBps: o.Collective.Bandwidth, Bytes: o.Collective.Bytes, HostNoise: "independent"}
+	if o.SharedNoise {
+		out.Model.HostNoise = "shared"
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
@@ -132,6 +136,9 @@ func (r *Report) Text(w io.Writer) error {
 		"  global step = slowest rank + collective; collective %s, %s per hop", o.Collective.Kind, durText(o.Collective.HopLatency))
 	if o.Collective.Bandwidth > 0 {
 		fmt.Fprintf(w, ", %.4g bytes at %.4g bytes/s", o.Collective.Bytes, o.Collective.Bandwidth)
+	}
+	if o.SharedNoise {
+		fmt.Fprint(w, "\n  host noise shared (-host-noise shared): one host's noise at any N, so only collections and the collective grow")
 	}
 	fmt.Fprintf(w, "\n  %d simulated steps per job; intervals %g%% from %d block-bootstrap resamples of the runs\n", o.Steps, 100*o.Level, o.Boot)
 	for _, s := range r.Warnings {

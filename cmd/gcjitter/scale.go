@@ -27,6 +27,7 @@ func cmdScale(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	collective := fs.String("collective", "tree", "how the all-reduce grows with ranks: tree (2*ceil(log2 N) hops) or ring (2(N-1) hops)")
 	hop := fs.String("hop-latency", "10us", "the collective's latency per hop (a `duration`), or \"measured\": the measured collective's median over its hops at the measured world size")
 	bw := fs.Float64("bandwidth", 0, "the collective's bandwidth in bytes/s for its size term (0: latency only)")
+	noise := fs.String("host-noise", "independent", "how the ranks' noise scales: independent (each host of the measured world size draws its own: the slowest of more hosts) or shared (one host's noise at any N: what collections and the collective alone do)")
 	bytesFlag := fs.Float64("bytes", 262144, "the all-reduce's size in bytes, with -bandwidth (the worker's default: 65,536 floats)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: gcjitter scale [-ranks 8,64,512,4096] [-format text|json|html] [-o FILE] DIR...
@@ -67,6 +68,9 @@ docs/scale.md.
 	if *collective != "tree" && *collective != "ring" {
 		return cli.Usagef("-collective %q: want tree or ring", *collective)
 	}
+	if *noise != "independent" && *noise != "shared" {
+		return cli.Usagef("-host-noise %q: want independent or shared", *noise)
+	}
 	if *steps < 100 || *boot < 1 {
 		return cli.Usagef("-steps must be at least 100 and -boot at least 1")
 	}
@@ -74,7 +78,7 @@ docs/scale.md.
 	if err != nil {
 		return err // results.InputError: exit 2
 	}
-	opt := scale.Options{Steps: *steps, Boot: *boot, Seed: *seed,
+	opt := scale.Options{Steps: *steps, Boot: *boot, Seed: *seed, SharedNoise: *noise == "shared",
 		Collective: scale.Collective{Kind: *collective, Bandwidth: *bw, Bytes: *bytesFlag}}
 	if *hop == "measured" {
 		opt.Collective.HopLatency = scale.MeasuredHopLatency(groups, opt.Collective)
