@@ -242,11 +242,15 @@ func decodeMetrics(raw []byte) (map[string]float64, error) {
 	return m, nil
 }
 
+// sqliteRowsPerInsert is the rows of one prepared INSERT on SQLite: 50
+// rows of 18 columns are well under its 32,766 parameters.
+const sqliteRowsPerInsert = 50
+
 // bulkInsert writes rows into table with each store's bulk path, inside
-// tx: COPY on PostgreSQL (pgx's CopyFrom, on tx's connection), one
-// prepared statement executed per row on SQLite (in process, a row costs
-// no round trip and no SQL parsing). The rows must be new: neither path
-// skips a conflict.
+// tx: COPY on PostgreSQL (pgx's CopyFrom, on tx's connection), prepared
+// statements of many rows on SQLite (in process, a row costs no round
+// trip, and a prepared statement no parsing). The rows must be new:
+// neither path skips a conflict.
 func (s *Store) bulkInsert(ctx context.Context, conn *sql.Conn, tx *sql.Tx, table string, columns []string, rows [][]any) error {
 	if len(rows) == 0 {
 		return nil
@@ -261,16 +265,31 @@ func (s *Store) bulkInsert(ctx context.Context, conn *sql.Conn, tx *sql.Tx, tabl
 			return err
 		})
 	}
-	stmt, err := tx.PrepareContext(ctx, "INSERT INTO "+table+" ("+strings.Join(columns, ", ")+") VALUES ("+
-		strings.TrimSuffix(strings.Repeat("?, ", len(columns)), ", ")+")")
-	if err != nil {
-		return err
-	}
-	defer stmt.Close()
-	for _, r := range rows {
-		if _, err := stmt.ExecContext(ctx, r...); err != nil {
+	// A statement of many rows, prepared once and executed per chunk: the
+	// per-execution cost of database/sql and the driver (locks, argument
+	// conversion, a step) is paid once per chunk, not once per row.
+	per := min(len(rows), sqliteRowsPerInsert)
+	var args []any
+	for len(rows) > 0 {
+		n := min(len(rows), per)
+		stmt, err := tx.PrepareContext(ctx, "INSERT INTO "+table+" ("+strings.Join(columns, ", ")+") VALUES "+
+			strings.TrimSuffix(strings.Repeat("("+strings.TrimSuffix(strings.Repeat("?, ", len(columns)), ", ")+"), ", n), ", "))
+		if err != nil {
 			return err
 		}
+		for len(rows) >= n {
+			args = args[:0]
+			for _, r := range rows[:n] {
+				args = append(args, r...)
+			}
+			if _, err := stmt.ExecContext(ctx, args...); err != nil {
+				stmt.Close()
+				return err
+			}
+			rows = rows[n:]
+		}
+		stmt.Close()
+		per = len(rows) // the rest, in one statement
 	}
 	return nil
 }
