@@ -137,3 +137,26 @@ func TestScaleHostNoise(t *testing.T) {
 		t.Errorf("shared noise: p50 at 1000 ranks over 1 rank %.3f, want 1", r)
 	}
 }
+
+// TestScaleWithinTolerance: quantiles within 25%, spike rates within 2x,
+// the ratio judged only when a side has 3 spikes or more.
+func TestScaleWithinTolerance(t *testing.T) {
+	for _, c := range []struct {
+		p50, p90, ratio, spikes, pred float64
+		want                          bool
+	}{
+		{0.1, -0.2, 1.5, 5, 7.5, true},
+		{0.3, 0, 1, 5, 5, false},
+		{0, -0.26, 1, 5, 5, false},
+		{0, 0, 2.5, 4, 10, false},
+		{0, 0, 0.4, 5, 2, false},
+		{0, 0, math.NaN(), 0, 1.7, true}, // 0 against 1.7 spikes: counting noise
+		{0, 0, math.NaN(), 0, 4, false},
+	} {
+		v := Validation{SpikeRatio: c.ratio, Spikes: c.spikes, PredSpikes: c.pred}
+		v.Err.P50, v.Err.P90 = c.p50, c.p90
+		if got := v.Within(); got != c.want {
+			t.Errorf("%+v: within %v, want %v", c, got, c.want)
+		}
+	}
+}

@@ -67,8 +67,11 @@ type jsonValidation struct {
 	P90Err     float64  `json:"p90_err"`
 	P99Err     float64  `json:"p99_err"`
 	SpikeRatio *float64 `json:"spike_ratio"`
-	Within     bool     `json:"within_tolerance"`
-	Note       string   `json:"note,omitempty"`
+	// SpikesJudged: either side had 3 spikes or more; below, the ratio is
+	// counting noise and within_tolerance ignores it.
+	SpikesJudged bool   `json:"spikes_judged"`
+	Within       bool   `json:"within_tolerance"`
+	Note         string `json:"note,omitempty"`
 }
 
 type jsonModel struct {
@@ -108,7 +111,7 @@ func (r *Report) JSON(w io.Writer) error {
 	for _, v := range r.Validation {
 		jv := jsonValidation{Case: v.Case, Variant: v.Variant, From: v.From, FromRanks: v.FromRanks, Ranks: v.Ranks, Runs: v.Runs,
 			Measured:  jsonFigures{v.Measured.P50, v.Measured.P90, v.Measured.P99, v.Measured.Mean, v.Measured.SpikeRate},
-			Predicted: toJSON(v.Predicted), P50Err: v.Err.P50, P90Err: v.Err.P90, P99Err: v.Err.P99, Within: v.Within(), Note: v.Note}
+			Predicted: toJSON(v.Predicted), SpikesJudged: v.SpikesJudged(), P50Err: v.Err.P50, P90Err: v.Err.P90, P99Err: v.Err.P99, Within: v.Within(), Note: v.Note}
 		if !math.IsNaN(v.SpikeRatio) {
 			jv.SpikeRatio = &v.SpikeRatio
 		}
@@ -144,7 +147,7 @@ func (r *Report) Text(w io.Writer) error {
 	for _, s := range r.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", s)
 	}
-	fmt.Fprintln(w, "\nvalidation (measured multi-rank jobs predicted by the same model; tolerance p50 and p90 within 25%, spike rate within 2x):")
+	fmt.Fprintln(w, "\nvalidation (measured multi-rank jobs predicted by the same model; tolerance p50 and p90 within 25%, spike rate within 2x when either side has 3 spikes or more):")
 	if len(r.Validation) == 0 {
 		fmt.Fprintln(w, "  none: no multi-rank runs among the inputs (run a case with ranks: 2 or more)")
 	}
@@ -161,6 +164,9 @@ func (r *Report) Text(w io.Writer) error {
 		ratio := "-"
 		if !math.IsNaN(v.SpikeRatio) {
 			ratio = fmt.Sprintf("x%.2f", v.SpikeRatio)
+		}
+		if !v.SpikesJudged() {
+			ratio += " (too few)"
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s (%d)\t%s / %s\t%+.1f%%\t%s / %s\t%+.1f%%\t%s / %s\t%+.1f%%\t%.1f / %.1f\t%s\t%s\t\n",
 			v.Case, v.Variant, v.Ranks, v.From, v.FromRanks, ms(v.Measured.P50), ms(p.P50), 100*v.Err.P50,

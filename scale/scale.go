@@ -35,8 +35,16 @@ type Validation struct {
 	// (NaN when the measured job had none and the prediction some).
 	Err        struct{ P50, P90, P99 float64 }
 	SpikeRatio float64
-	Note       string
+	// Spikes is the measured job's count of spikes, and PredSpikes the
+	// prediction's over as many steps: below minSpikes both, a ratio is
+	// counting noise (0 against 1 spike is no 2x error) and is not judged.
+	Spikes, PredSpikes float64
+	Note               string
 }
+
+// minSpikes is the fewest spikes on either side for their ratio to be
+// judged against TolSpike.
+const minSpikes = 3
 
 // Tolerances of the acceptance check: the validation says whether
 // each figure is within them.
@@ -48,8 +56,16 @@ const (
 // Within says whether p50, p90 and the spike rate are within tolerance.
 func (v *Validation) Within() bool {
 	ok := math.Abs(v.Err.P50) <= TolQuantile && math.Abs(v.Err.P90) <= TolQuantile
+	if !v.SpikesJudged() {
+		return ok
+	}
 	r := v.SpikeRatio
 	return ok && !math.IsNaN(r) && r <= TolSpike && r >= 1/TolSpike
+}
+
+// SpikesJudged says whether either side has spikes enough to judge their ratio.
+func (v *Validation) SpikesJudged() bool {
+	return v.Spikes >= minSpikes || v.PredSpikes >= minSpikes
 }
 
 // Build predicts every case's variants at ranks, each from its runs of the
@@ -180,10 +196,12 @@ func (v *Validation) measure(runs []*Run) {
 	for _, r := range runs {
 		all = append(all, r.Global...)
 		rate += r.SpikeRate / float64(len(runs))
+		v.Spikes += r.SpikeRate * float64(r.steps()) / 1000
 	}
 	v.Measured = quantiles(all)
 	v.Measured.SpikeRate = rate
 	p := v.Predicted.Est
+	v.PredSpikes = p.SpikeRate * float64(len(all)) / 1000
 	v.Err.P50, v.Err.P90, v.Err.P99 = p.P50/v.Measured.P50-1, p.P90/v.Measured.P90-1, p.P99/v.Measured.P99-1
 	switch {
 	case rate == 0 && p.SpikeRate == 0:
