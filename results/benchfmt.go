@@ -19,13 +19,13 @@ func BenchName(caseName, variant string) string {
 
 // WriteBench writes dir/results.bench: one result line per completed run
 // with every metric of stats.Metrics (iterations: the run's measured
-// steps), and Unit lines saying lower is better and which are exact counts,
+// steps), and Unit lines saying which way is better and which are exact counts,
 // so benchstat and gcjitter compare read it.
 func WriteBench(dir string, m *Manifest) error {
 	var buf bytes.Buffer
 	w := benchfmt.NewWriter(&buf)
 	for _, m := range stats.Metrics {
-		if err := w.Write(&benchfmt.UnitMetadata{UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: m.Unit, Key: "better"}, OrigUnit: m.Unit, Value: "lower"}); err != nil {
+		if err := w.Write(&benchfmt.UnitMetadata{UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: m.Unit, Key: "better"}, OrigUnit: m.Unit, Value: m.BetterWord()}); err != nil {
 			return err
 		}
 		if m.Exact {

@@ -250,7 +250,7 @@ func Compare(old, new *Data, opt CompareOptions) *Comparison {
 			}
 			p := stats.Pair{Bench: b, Metric: u, Unit: u, Old: oldVals, New: new.Values[b][u], OldSteps: oldSteps, NewSteps: newSteps}
 			if m, ok := stats.MetricByUnit(u); ok {
-				p.Metric, p.Exact, p.Better = m.Name, m.Exact, -1
+				p.Metric, p.Exact, p.Better = m.Name, m.Exact, m.Better()
 				if steps := min(old.MinIters[b], new.MinIters[b]); steps < m.MinSteps {
 					leftOut[m.Name] = append(leftOut[m.Name], steps)
 					continue

@@ -113,6 +113,22 @@ var Metrics = []Metric{
 	{Name: "dev-mem-growth", Memory: true, Unit: "dev-mem-growth-bytes/kstep", MinSteps: MinStepsGrowth, Floor: RSSGrowthFloor, FloorAbs: RSSGrowthFloorAbs, Value: func(r RunSummary) float64 { return memValue(r.DevMem, true) }},
 }
 
+// Better is Pair.Better for m: 1 when higher values are better, else -1.
+func (m Metric) Better() int {
+	if m.HigherBetter {
+		return 1
+	}
+	return -1
+}
+
+// BetterWord is how results.bench says it: a Unit line's better=... value.
+func (m Metric) BetterWord() string {
+	if m.HigherBetter {
+		return "higher"
+	}
+	return "lower"
+}
+
 // DeviceUtilUnit is the unit of the device's busy share in results.bench.
 const DeviceUtilUnit = "device-util"
 
@@ -215,10 +231,7 @@ func MetricPairs(bench string, old, new []RunSummary) []Pair {
 		if minSteps < m.MinSteps {
 			continue
 		}
-		p := Pair{Bench: bench, Metric: m.Name, Unit: m.Unit, Better: -1, Exact: m.Exact}
-		if m.HigherBetter {
-			p.Better = 1
-		}
+		p := Pair{Bench: bench, Metric: m.Name, Unit: m.Unit, Better: m.Better(), Exact: m.Exact}
 		for _, r := range old {
 			p.Old = append(p.Old, m.Value(r))
 			p.OldSteps = append(p.OldSteps, r.Steps)

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,8 +27,9 @@ func TestQuickSuiteChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
+	out := filepath.Join(t.TempDir(), "out")
 	code := run(context.Background(), []string{"gate", "-python", py, "-reduced", "-runs", "1", "-check",
-		"-host-class", "ci-cpu", "-golden", "../../golden", "-timing", "report", "-o", filepath.Join(t.TempDir(), "out")}, &stdout, &stderr)
+		"-host-class", "ci-cpu", "-golden", "../../golden", "-timing", "report", "-o", out}, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
@@ -49,4 +52,18 @@ func TestQuickSuiteChecks(t *testing.T) {
 		t.Errorf("only %d expectations passed:\n%s", n, stdout.String())
 	}
 	t.Log(stdout.String())
+
+	// The real benchstat reads the device's utilisation from results.bench,
+	// higher being better.
+	bs := filepath.Join(t.TempDir(), "benchstat")
+	if b, err := exec.Command("go", "build", "-o", bs, "golang.org/x/perf/cmd/benchstat").CombinedOutput(); err != nil {
+		t.Fatalf("building benchstat: %v\n%s", err, b)
+	}
+	b, err := exec.Command(bs, "-filter", ".unit:device-util", filepath.Join(out, "results.bench")).CombinedOutput()
+	if err != nil || !strings.Contains(string(b), "device-util") || strings.Count(string(b), "case=device-overlap-gc/variant=") != 4 {
+		t.Errorf("benchstat on device-util: %v, want one row per device-overlap-gc variant:\n%s", err, b)
+	}
+	if bench, _ := os.ReadFile(filepath.Join(out, "results.bench")); !strings.Contains(string(bench), "Unit device-util better=higher") {
+		t.Errorf("results.bench does not say a higher device-util is better")
+	}
 }
