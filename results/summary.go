@@ -468,7 +468,9 @@ func parseRun(datas [][]byte, keys []StreamKey, r *Run, dir string, rule stats.S
 	path := filepath.Join(dir, keys[0].Name)
 	var sm stats.Summarizer
 	var series runSeries
-	var durs []float64
+	// Sized by the manifest's step count, bounded by what the stream can
+	// hold (a step record is over 64 bytes).
+	durs := make([]float64, 0, max(0, min(r.Steps, len(datas[0])/64)))
 	var problems []string
 	bench.ScanBytes(datas[0], path, func(rec bench.Record) {
 		switch rec := rec.(type) {
