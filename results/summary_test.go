@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/gcjitter/gcjitter/bench"
 	"github.com/gcjitter/gcjitter/stats"
 )
 
@@ -311,4 +312,84 @@ func TestCacheReadsEachStreamOnce(t *testing.T) {
 	if n := reads(t, func() { mustLoad(t, dir2, stats.SpikeRule{}) }); n != 0 {
 		t.Errorf("Load after LoadSteps read %d streams, want 0", n)
 	}
+}
+
+// TestSummaryMultiRank: a multi-rank run's one summary covers its rank
+// streams: written cold, read warm, remade when one rank's stream changes,
+// and equal to the ranks' summary from their streams.
+func TestSummaryMultiRank(t *testing.T) {
+	dir := smallDir(t)
+	m, err := ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Runs 1 and 2 become ranks 0 and 1 of one run.
+	r := m.Runs[0]
+	for k := range 2 {
+		if err := os.Rename(runRecords(dir, k), filepath.Join(dir, strings.TrimSuffix(r.Records, ".jsonl")+fmt.Sprintf(".rank%d.jsonl", k))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Ranks = 2
+	m.Runs = []*Run{r, m.Runs[2]}
+	if err := WriteManifest(dir, m); err != nil {
+		t.Fatal(err)
+	}
+	want := fresh(t, dir, stats.SpikeRule{})
+	name := BenchName("big", "default")
+	streams, err := readRanksForTest(dir, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, _ := stats.MultiRank(streams, stats.SpikeRule{Factor: 1.5})
+	if diff := cmp.Diff(sum, want.Runs[name][0], cmpopts.EquateNaNs()); diff != "" {
+		t.Errorf("the run's summary is not MultiRank's (-MultiRank +loaded):\n%s", diff)
+	}
+	if n := reads(t, func() { mustLoad(t, dir, stats.SpikeRule{}) }); n != 3 {
+		t.Errorf("cold: %d streams read, want 3", n)
+	}
+	var got *Data
+	if n := reads(t, func() { got = mustLoad(t, dir, stats.SpikeRule{}) }); n != 0 {
+		t.Errorf("warm: %d streams read, want 0", n)
+	}
+	if diff := cmp.Diff(want, got, equateData); diff != "" {
+		t.Errorf("warm differs (-streams +warm):\n%s", diff)
+	}
+	steps, err := LoadSteps(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := steps[name]; len(s.Runs) != 2 || len(s.RankPause) != 2 {
+		t.Errorf("steps: %d runs, %d ranks' pauses; want 2 and 2", len(s.Runs), len(s.RankPause))
+	}
+	rank1 := filepath.Join(dir, r.RankRecords(1))
+	data, _ := os.ReadFile(rank1)
+	if err := os.WriteFile(rank1, bytes.ReplaceAll(data, []byte(`"ns":4`), []byte(`"ns":9`)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(time.Hour)
+	os.Chtimes(rank1, later, later)
+	if n := reads(t, func() { got = mustLoad(t, dir, stats.SpikeRule{}) }); n != 2 {
+		t.Errorf("one rank edited: %d streams read, want the run's 2", n)
+	}
+	if diff := cmp.Diff(fresh(t, dir, stats.SpikeRule{}), got, equateData); diff != "" {
+		t.Errorf("after the edit (-streams +loaded):\n%s", diff)
+	}
+}
+
+func readRanksForTest(dir string, r *Run) ([]*bench.Stream, error) {
+	var out []*bench.Stream
+	for k := range r.Ranks {
+		f, err := os.Open(filepath.Join(dir, r.RankRecords(k)))
+		if err != nil {
+			return nil, err
+		}
+		s, err := bench.ReadStream(f, f.Name())
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }
