@@ -39,7 +39,8 @@ its measured collections, allocator-driven ones at a random phase per rank
 (ranks drift apart), scheduled ones on the same steps; the global step is
 the slowest rank plus the collective, whose cost grows with N. Before the
 predictions, it validates the model on every measured multi-rank job
-(from its own ranks, and from single-rank runs of the same case). See
+(from its own ranks, each run from the others, and from single-rank
+runs of the same case). See
 docs/scale.md.
 
 `)
