@@ -58,6 +58,14 @@ func TestScaleKnownTruthSpikeRate(t *testing.T) {
 		if res := 1000.0 / 5000; want < lo-res || want > hi+res {
 			t.Errorf("N=%d: the analytic spike rate %.1f/kstep is outside the predicted interval [%.1f, %.1f]", pr.Ranks, want, lo, hi)
 		}
+		// The typical step holds a pause once most steps do: the p50 is
+		// the pause on top of the noise's largest, else the noise's.
+		switch {
+		case want > 600 && math.Abs(pr.Est.P50-(pause+1e6)) > 0.15e6:
+			t.Errorf("N=%d: p50 %.2f ms, want about %.2f (a pause in the typical step)", pr.Ranks, pr.Est.P50/1e6, (pause+1e6)/1e6)
+		case want < 400 && pr.Est.P50 > 1.2e6:
+			t.Errorf("N=%d: p50 %.2f ms, want the noise's (about 1 ms)", pr.Ranks, pr.Est.P50/1e6)
+		}
 		// The interval must be informative, not everything.
 		if hi-lo > 0.6*max(want, 1000-want)+30 {
 			t.Errorf("N=%d: interval [%.1f, %.1f] too wide to test anything", pr.Ranks, lo, hi)
