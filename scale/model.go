@@ -147,7 +147,7 @@ func prepare(runs []*Run, rule stats.SpikeRule) *model {
 				switch {
 				case rk.Sched[k] >= rk.Auto[k]:
 					schedPool = append(schedPool, rk.Own[k])
-					if ri == 0 && q == 0 {
+					if ri == 0 {
 						schedSteps = append(schedSteps, k)
 					}
 				case aligned:
@@ -187,6 +187,10 @@ func prepare(runs []*Run, rule stats.SpikeRule) *model {
 		stats.SortFloat64s(md.base[q])
 	}
 	stats.SortFloat64s(md.resid)
+	// The schedule's steps: run 0's, any rank's (one rank may have had a
+	// scheduled collection too small to note).
+	slices.Sort(schedSteps)
+	schedSteps = slices.Compact(schedSteps)
 	switch {
 	case len(schedPool) > 0:
 		stats.SortFloat64s(schedPool)
@@ -196,7 +200,7 @@ func prepare(runs []*Run, rule stats.SpikeRule) *model {
 		} else {
 			md.common.cycle, md.common.pos = runs[0].steps(), schedSteps
 		}
-		if len(md.common.pos) == 0 { // rank 0 of run 0 had none of note
+		if len(md.common.pos) == 0 { // run 0 had none of note
 			md.common.cycle, md.common.pos = runs[0].steps(), []int{0}
 		}
 	case len(alignedPool) > 0:
