@@ -383,6 +383,21 @@ def device_account(spans, launched, kernels, t0, t1, t_sync, buf, used, width):
         busy, (t1 - t0) - busy, idle_gc, slack, lead_gc)
 
 
+def write_timeline(f, i, t0, t1, t_sync, spans, launched, kernels, buf, used, width):
+    """One step's timeline as a JSON line (host clock, ns): the step's
+    bounds, the host's final sync, its launches, the device's busy spans and
+    kernel ends, and the collections (start, pause, generation)."""
+    import json
+    n = spans[0]
+    f.write(json.dumps({
+        "i": i, "t0": t0, "t1": t1, "sync": t_sync,
+        "launch": list(launched[:kernels]),
+        "ends": list(spans[EMU_ENDS:EMU_ENDS + kernels]),
+        "spans": [[spans[j], spans[j + 1]] for j in range(1, 1 + 2 * n, 2)],
+        "gc": [[buf[k], buf[k + 1], buf[k + 2]] for k in range(0, used, width)],
+    }) + "\n")
+
+
 def _tight_timer_slack():
     """Linux wakes a sleeper up to 50 us late by default (timer slack);
     the device's kernels end on time only with it at 1 ns."""
@@ -1172,6 +1187,9 @@ def hot_loop(r, stream):
         spans[0] = 1
         ev_start_record, ev_end_record, elapsed_ms = ev_start.record, ev_end.record, ev_start.elapsed_time
     account = device_account
+    # --emu-timeline: every step's timeline to a file, for docs' figures
+    # (it allocates per step: never in a measured run).
+    timeline = open(args.emu_timeline, "w") if args.emu_timeline and emu is not None else None
     _USED_SLOT = _USED
     rec_buf = recorder.buf if recorder is not None else None
     rec_width = Recorder.FIELDS
@@ -1308,6 +1326,9 @@ def hot_loop(r, stream):
             spans[1] = t1 - int(elapsed_ms(ev_end) * 1e6)
         if emu is not None or ev_start is not None:
             dev = account(spans, launched, kernels, t0, t1, t_sync, rec_buf, state[_USED_SLOT] if rec_buf is not None else 0, rec_width)
+            if timeline is not None:
+                write_timeline(timeline, i, t0, t1, t_sync, spans, launched, kernels,
+                               rec_buf, state[_USED_SLOT] if rec_buf is not None else 0, rec_width)
         if recorder is not None:
             events, lost = recorder.take(t0)
         else:
@@ -1326,6 +1347,8 @@ def hot_loop(r, stream):
         recorder.remove()
     if emu is not None:
         emu.close()
+    if timeline is not None:
+        timeline.close()
     return wall, gc.get_stats()
 
 
@@ -1436,6 +1459,8 @@ def _parser():
     a("--emu-syncs", type=int, default=0, metavar="S", help="emulated device: mid-step syncs per step")
     a("--emu-jitter", type=float, default=0.0, metavar="F",
       help="emulated device: vary each kernel's time by up to this fraction (seeded)")
+    a("--emu-timeline", default="", metavar="FILE",
+      help="emulated device: write every step's host and device timeline to FILE (for figures; allocates per step)")
     a("--garbage", default="none", help="pattern(s) joined by +: %s, or none" % ", ".join(sorted(PATTERNS)))
     a("--cycles", type=int, default=100, help="garbage cycles per step")
     a("--objects", type=int, default=4, help="objects per cycle")
