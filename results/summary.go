@@ -18,7 +18,6 @@ import (
 	"sync/atomic"
 
 	"github.com/gcjitter/gcjitter/bench"
-	"github.com/gcjitter/gcjitter/internal/atomicfile"
 	"github.com/gcjitter/gcjitter/stats"
 )
 
@@ -188,8 +187,12 @@ func readSummary(path string) *RunFile {
 	return &f
 }
 
-// writeSummary writes f atomically; a failure only costs the cache, so it
-// is not an error (a read-only results directory is read as before).
+// writeSummary writes f atomically (a temporary file renamed over the
+// old); a failure only costs the cache, so it is not an error (a read-only
+// results directory is read as before). Unlike atomicfile.Write it does
+// not sync: on a disk that the workers beside it keep busy, forty syncs
+// made a cold compare take twice as long, and a summary that a crash
+// leaves empty or torn fails its checksum and is made again.
 func writeSummary(path string, f *RunFile) {
 	var body bytes.Buffer
 	if err := gob.NewEncoder(&body).Encode(f); err != nil {
@@ -199,7 +202,23 @@ func writeSummary(path string, f *RunFile) {
 	var out bytes.Buffer
 	fmt.Fprintf(&out, "%s %d %s %s\n", summaryMagic, SummaryVersion, summaryShape(), hex.EncodeToString(sum[:]))
 	out.Write(body.Bytes())
-	_ = atomicfile.Write(path, out.Bytes(), 0o644)
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return
+	}
+	_, err = tmp.Write(out.Bytes())
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
 }
 
 // statKey is a stream's size and modification time now.
