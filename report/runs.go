@@ -41,6 +41,9 @@ type VariantSummary struct {
 	Tail *stats.TailGC `json:"tail,omitempty"`
 	// Memory is the price of the policy (nil when no run recorded RSS).
 	Memory *VariantMemory `json:"memory,omitempty"`
+	// Device is how its steps met an asynchronous device (nil without
+	// device timing).
+	Device *VariantDevice `json:"device,omitempty"`
 	Notes  []string       `json:"notes,omitempty"`
 }
 
@@ -71,6 +74,7 @@ func VariantSummaries(m *results.Manifest) []VariantSummary {
 			if len(sums) > 0 {
 				summarizeRuns(&vs, sums)
 				vs.Memory = variantMemory(sums, m.Host.MemLimit, m.Host.MemLimitFrom, 1e9*vs.P50)
+				vs.Device = variantDevice(sums)
 			}
 			out = append(out, vs)
 		}
@@ -173,6 +177,11 @@ func RunSummaryText(w io.Writer, m *results.Manifest) {
 		}
 		for _, l := range memoryTradeLines(caseVariants(all, c.Name), "default") {
 			fmt.Fprintln(w, l)
+		}
+		for _, vs := range all {
+			if vs.Case == c.Name && vs.Device != nil {
+				fmt.Fprintln(w, vs.deviceLine())
+			}
 		}
 		for _, n := range notes {
 			fmt.Fprintf(w, "note: %s\n", n)

@@ -106,6 +106,10 @@ type DeviceSummary struct {
 	// when a pause costs exactly what the queue cannot cover (0 when none).
 	ExposedSteps int
 	ExposedFit   float64
+	// Unjudged: too few steps without a full collection (under 3) for a
+	// typical step to measure a pause's cost against (collect-every-step):
+	// nothing is counted hidden or exposed.
+	Unjudged bool `json:",omitempty"`
 }
 
 // Summarize summarises the measured steps of s; rule says which are
@@ -198,7 +202,7 @@ func (sm *Summarizer) Add(st *bench.Step) {
 
 // result is the device summary against the run's typical step and its
 // spread (the noise an exposure must stand out of).
-func (dv *deviceTrack) result(durs, pauses []float64, typical, spread float64) *DeviceSummary {
+func (dv *deviceTrack) result(durs, pauses []float64, typical, spread float64, yardstick int) *DeviceSummary {
 	if dv.steps == 0 || dv.wall <= 0 {
 		return nil
 	}
@@ -207,6 +211,10 @@ func (dv *deviceTrack) result(durs, pauses []float64, typical, spread float64) *
 		r.IdleGC = math.Min(dv.idleGC/dv.idle, 1)
 	}
 	r.SlackNS = medianOfValues(dv.slacks)
+	if yardstick < 3 {
+		r.Unjudged = true
+		return r
+	}
 	// Only pauses the run's noise could not hide on its own are judged:
 	// a 50 us young collection is "hidden" on any device.
 	noise := 3 * spread
@@ -283,7 +291,7 @@ func (sm *Summarizer) Result(rule SpikeRule) RunSummary {
 	// The device's yardstick is the spike rule's: the steps without a
 	// full collection (young ones run in nearly every step).
 	noGC := base
-	r.Device = sm.dev.result(sm.durs, sm.pauses, noGC.Typical, noGC.Spread)
+	r.Device = sm.dev.result(sm.durs, sm.pauses, noGC.Typical, noGC.Spread, len(sm.durs)-r.Gen2Steps)
 	// Young collections make GC spikes too where the steps are quiet (an
 	// accelerator host: a 1 ms gen-1 pause on a 200 ms step); they come at
 	// irregular steps and can hide the full collections' lattice, which is
