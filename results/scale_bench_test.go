@@ -82,6 +82,14 @@ func writeSyntheticDir(tb testing.TB, dir string, runs, steps int, seed uint64, 
 // measure runs a command and returns its wall time and peak RSS.
 func measure(tb testing.TB, name string, args ...string) (time.Duration, float64) {
 	tb.Helper()
+	wall, peak, _ := measureCPU(tb, name, args...)
+	return wall, peak
+}
+
+// measureCPU is measure, with the CPU time (user and system) the command
+// used: what a neighbour's load does not change.
+func measureCPU(tb testing.TB, name string, args ...string) (time.Duration, float64, time.Duration) {
+	tb.Helper()
 	cmd := exec.Command(name, args...)
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
@@ -90,7 +98,7 @@ func measure(tb testing.TB, name string, args ...string) (time.Duration, float64
 		tb.Fatalf("%s: %v\n%s", name, err, out)
 	}
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	return el, float64(ru.Maxrss) / 1024 // KiB -> MiB
+	return el, float64(ru.Maxrss) / 1024, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime() // KiB -> MiB
 }
 
 // BenchmarkCompareMillionSteps compares two results directories of
@@ -100,7 +108,9 @@ func measure(tb testing.TB, name string, args ...string) (time.Duration, float64
 // summarised, the summaries written) and warm (the summaries read, no
 // stream opened). Each is timed three times, interleaved with benchstat
 // so that a neighbour's load falls on both, and the best of the three is
-// reported: wall seconds, peak RSS (MiB), and cold over benchstat.
+// reported: wall seconds, peak RSS (MiB), and cold over benchstat; and
+// the CPU seconds of cold and of benchstat, which a neighbour's load does
+// not change (under load the wall ratio tends to theirs).
 //
 //	go test -run '^$' -bench CompareMillionSteps -benchtime 1x ./results
 func BenchmarkCompareMillionSteps(b *testing.B) {
@@ -130,26 +140,31 @@ func BenchmarkCompareMillionSteps(b *testing.B) {
 	}
 	page := filepath.Join(dir, "report.html")
 	for b.Loop() {
-		type best struct{ sec, mib float64 }
+		type best struct{ sec, mib, cpu float64 }
 		var cold, warm, bstat best
-		keep := func(x *best, t time.Duration, m float64) {
+		keep := func(x *best, t time.Duration, m float64, cpu time.Duration) {
 			if x.sec == 0 || t.Seconds() < x.sec {
 				x.sec = t.Seconds()
+			}
+			if x.cpu == 0 || cpu.Seconds() < x.cpu {
+				x.cpu = cpu.Seconds()
 			}
 			x.mib = max(x.mib, m)
 		}
 		for range 3 {
 			dropSummaries()
-			t, m := measure(b, bin, "compare", old, new)
-			keep(&cold, t, m)
+			t, m, cpu := measureCPU(b, bin, "compare", old, new)
+			keep(&cold, t, m, cpu)
 			if sums, _ := filepath.Glob(filepath.Join(new, "runs", "*", "*", "*"+SummaryExt)); len(sums) != 20 {
 				b.Fatalf("the cold compare wrote %d summaries on the new side, want 20", len(sums))
 			}
-			t, m = measure(b, bin, "compare", old, new)
-			keep(&warm, t, m)
-			t, m = measure(b, bs, filepath.Join(old, "steps.bench"), filepath.Join(new, "steps.bench"))
-			keep(&bstat, t, m)
+			t, m, cpu = measureCPU(b, bin, "compare", old, new)
+			keep(&warm, t, m, cpu)
+			t, m, cpu = measureCPU(b, bs, filepath.Join(old, "steps.bench"), filepath.Join(new, "steps.bench"))
+			keep(&bstat, t, m, cpu)
 		}
+		b.ReportMetric(cold.cpu, "cold-cpu-sec")
+		b.ReportMetric(bstat.cpu, "benchstat-cpu-sec")
 		b.ReportMetric(cold.sec, "cold-sec")
 		b.ReportMetric(cold.mib, "cold-peak-MiB")
 		b.ReportMetric(warm.sec, "warm-sec")
