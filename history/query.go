@@ -109,7 +109,13 @@ func (s *Store) Query(ctx context.Context, f Filter) ([]*Series, error) {
 	// Each night in each environment is one NightInfo, shared.
 	type nightEnv struct{ night, envKey string }
 	infos := map[nightEnv]*NightInfo{}
-	rows, err = s.db.QueryContext(ctx, `SELECT night_id, env_key, env FROM night_envs`)
+	// The nights' selection is made in the database too, so a host class
+	// of a fleet's store reads its own rows, not every class's.
+	nightsOf, nightsArgs := "", []any(nil)
+	if ncond != "" {
+		nightsOf, nightsArgs = " WHERE night_id IN (SELECT id FROM nights"+ncond+")", slices.Clone(args)
+	}
+	rows, err = s.db.QueryContext(ctx, s.bind(`SELECT night_id, env_key, env FROM night_envs`+nightsOf), nightsArgs...)
 	if err != nil {
 		return nil, fmt.Errorf("history %s: %v", s, err)
 	}
@@ -133,7 +139,10 @@ func (s *Store) Query(ctx context.Context, f Filter) ([]*Series, error) {
 		return nil, fmt.Errorf("history %s: %v", s, err)
 	}
 
-	where, args = nil, nil
+	where, args = nil, nightsArgs
+	if nightsOf != "" {
+		where = append(where, strings.TrimPrefix(nightsOf, " WHERE "))
+	}
 	for _, c := range []struct{ col, val string }{
 		{"case_name", f.Case}, {"variant", f.Variant}, {"env_key", f.EnvKey},
 	} {

@@ -171,8 +171,8 @@ func BenchmarkFleet(b *testing.B) {
 			b.Fatalf("%s: %v", q, err)
 		}
 	}
-	c, err := s.Count(ctx)
-	if err != nil {
+	var c Counts // without the values: counting them reads every run
+	if err := s.db.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM nights), (SELECT COUNT(*) FROM runs), (SELECT COUNT(*) FROM night_summaries)`).Scan(&c.Nights, &c.Runs, &c.Summaries); err != nil {
 		b.Fatal(err)
 	}
 	b.Logf("fleet set up in %v: %+v", time.Since(start).Round(time.Second), c)
