@@ -106,9 +106,9 @@ func measureCPU(tb testing.TB, name string, args ...string) (time.Duration, floa
 // binary, and runs benchstat on the same steps given one line per step.
 // gcjitter runs cold (no run summaries: every stream read, hashed and
 // summarised, the summaries written) and warm (the summaries read, no
-// stream opened). Each is timed three times, interleaved with benchstat
-// so that a neighbour's load falls on both, and the best of the three is
-// reported: wall seconds, peak RSS (MiB), and cold over benchstat; and
+// stream opened). Each is timed five times, interleaved with benchstat
+// so that a neighbour's load falls on both, and the best of the five (the
+// least disturbed) is reported: wall seconds, peak RSS (MiB), and cold over benchstat; and
 // the CPU seconds of cold and of benchstat, which a neighbour's load does
 // not change (under load the wall ratio tends to theirs).
 //
@@ -151,7 +151,7 @@ func BenchmarkCompareMillionSteps(b *testing.B) {
 			}
 			x.mib = max(x.mib, m)
 		}
-		for range 3 {
+		for range 5 {
 			dropSummaries()
 			t, m, cpu := measureCPU(b, bin, "compare", old, new)
 			keep(&cold, t, m, cpu)
