@@ -265,7 +265,7 @@ func readStream(dir, name string, buf []byte) ([]byte, StreamKey, error) {
 		}
 	}
 	streamReads.Add(1)
-	k.Sum, k.content = contentSum(data), true
+	k.Size, k.Sum, k.content = int64(len(data)), contentSum(data), true
 	return data, k, nil
 }
 
@@ -281,7 +281,7 @@ func (f *RunFile) sameStreams(keys []StreamKey) bool {
 			return false
 		}
 		if k.content {
-			if s.Sum != k.Sum {
+			if s.Sum != k.Sum || s.Size != k.Size {
 				return false
 			}
 		} else if s.Size != k.Size || s.ModNS != k.ModNS {
