@@ -70,8 +70,9 @@ virtualenvs, before and after a torch upgrade). Exit 1 when B regresses.
 			return launchError(runErr)
 		}
 	}
+	cache := &results.Cache{KeepSteps: true} // the judgements and the charts read each stream once
 	judge := func() (*results.Comparison, error) {
-		d, err := results.Load(outDir, stats.SpikeRule{})
+		d, err := cache.Load(outDir, stats.SpikeRule{})
 		if err != nil {
 			return nil, cli.InfraError(err)
 		}
@@ -89,7 +90,7 @@ virtualenvs, before and after a torch upgrade). Exit 1 when B regresses.
 	out := report.HumanOut(*format, stdout, stderr)
 	report.TextColor(out, cmp, report.ColorFor(out))
 	doc := &report.Doc{Kind: "ab", Title: "gcjitter ab: B against A", Generated: time.Now(), Comparison: cmp, Manifest: m}
-	if steps, err := results.LoadSteps(outDir); err == nil {
+	if steps, err := cache.LoadSteps(outDir); err == nil {
 		doc.Steps = gate.ABSteps(steps)
 	}
 	if _, err := report.WriteFiles(outDir, "ab", doc, "text", "markdown", "json", "junit", "html"); err != nil {

@@ -71,16 +71,17 @@ status is 0 whatever the verdicts (gcjitter compare and gate judge).
 			return cli.Usagef("%v", err)
 		}
 	}
+	cache := &results.Cache{KeepSteps: *format == "html"} // each stream read once
 	if fs.NArg() == 2 {
 		d.Kind = "compare"
-		sides, err := results.LoadPair(fs.Args(), stats.SpikeRule{})
+		sides, err := cache.LoadPair(fs.Args(), stats.SpikeRule{})
 		if err != nil {
 			return cli.Usagef("%v", err)
 		}
 		d.Comparison = results.Compare(sides[0], sides[1], results.CompareOptions{})
 	}
 	if *format == "html" {
-		if err := report.AttachSteps(d, fs.Args()...); err != nil {
+		if err := report.AttachStepsFrom(d, cache.LoadSteps, fs.Args()...); err != nil {
 			return cli.Usagef("%v", err)
 		}
 	}
