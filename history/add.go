@@ -184,7 +184,7 @@ func (s *Store) AddManifest(ctx context.Context, m *results.Manifest, source str
 			a.Values++
 		}
 		metrics = append(metrics, '}')
-		runRows = append(runRows, []any{a.Night, r.ID, r.Case, variant, r.Side, r.Index, sum.Steps, warmup, spike, envKey, envJSON,
+		runRows = append(runRows, []any{a.Night, r.ID, r.Case, variant, r.Side, r.Index, sum.Steps, warmup, spike, envKey, "",
 			sum.Collections[0], sum.Collections[1], sum.Collections[2], sum.Collected[0], sum.Collected[1], sum.Collected[2], string(metrics)})
 		sums.add(summaryGroup{Case: r.Case, Variant: variant, Side: r.Side, EnvKey: envKey}, envJSON, row)
 	}
@@ -200,7 +200,15 @@ func (s *Store) AddManifest(ctx context.Context, m *results.Manifest, source str
 	case fresh:
 		err = sums.write(ctx, s, tx) // runs pruned, added again
 	default:
-		err = summarizeStored(ctx, s, tx, a.Night)
+		// The new runs' environments first: summarizeStored reads them
+		// from night_envs (a run's own env is written empty).
+		if len(sums.envs) > 0 {
+			envOnly := &nightSummaries{night: a.Night, values: map[summaryGroup][][]float64{}, envs: sums.envs}
+			err = envOnly.write(ctx, s, tx)
+		}
+		if err == nil {
+			err = summarizeStored(ctx, s, tx, a.Night)
+		}
 	}
 	if err != nil {
 		return fail(err)
@@ -229,9 +237,15 @@ func (s *Store) storedRuns(ctx context.Context, tx *sql.Tx, night string) (map[s
 	return ids, rows.Err()
 }
 
-// runColumns are the columns of runs that Add writes, in order.
+// runColumns are the columns of runs that Add writes, in order. A run's
+// env is written empty: its environment is its night's in night_envs, by
+// its env_key (runEnv reads either), once a night instead of once a run.
 var runColumns = []string{"night_id", "run_id", "case_name", "variant", "side", "run_index", "steps", "warmup", "spike", "env_key", "env",
 	"gen0_collections", "gen1_collections", "gen2_collections", "gen0_collected", "gen1_collected", "gen2_collected", "metrics"}
+
+// runEnv is a run's environment (JSON) in a query of runs r: its own
+// (runs added before schema 4) or its night's of its key.
+const runEnv = "COALESCE(NULLIF(r.env, ''), (SELECT e.env FROM night_envs e WHERE e.night_id = r.night_id AND e.env_key = r.env_key), '')"
 
 // decodeMetrics reads a run's metrics column.
 func decodeMetrics(raw []byte) (map[string]float64, error) {

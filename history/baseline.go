@@ -48,7 +48,7 @@ type baselineRun struct {
 // Baseline reads the newest n complete nights of caseName on class that
 // ran in the newest night's environment with its size, as a baseline.
 func (s *Store) Baseline(ctx context.Context, class, caseName string, n int) (*Baseline, error) {
-	rows, err := s.db.QueryContext(ctx, s.bind(`SELECT n.id, n.started, n.host, n.tool, n.cpu_model, r.run_id, r.variant, r.steps, r.warmup, r.spike, r.env_key, r.env,
+	rows, err := s.db.QueryContext(ctx, s.bind(`SELECT n.id, n.started, n.host, n.tool, n.cpu_model, r.run_id, r.variant, r.steps, r.warmup, r.spike, r.env_key, `+runEnv+`,
 		r.gen0_collections, r.gen1_collections, r.gen2_collections, r.gen0_collected, r.gen1_collected, r.gen2_collected, r.metrics
 		FROM runs r JOIN nights n ON n.id = r.night_id
 		WHERE n.host_class = ? AND r.case_name = ? AND r.side = '' AND n.partial = ''

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -230,7 +231,7 @@ func (s *Store) QueryRuns(ctx context.Context, f Filter) ([]*Series, error) {
 	if len(where) > 0 {
 		cond = " WHERE " + strings.Join(where, " AND ")
 	}
-	rows, err := s.db.QueryContext(ctx, s.bind(`SELECT n.host_class, r.case_name, r.variant, r.side, n.id, n.started, n.host, n.label, n.partial, r.env_key, r.env, r.run_id, r.run_index, r.metrics
+	rows, err := s.db.QueryContext(ctx, s.bind(`SELECT n.host_class, r.case_name, r.variant, r.side, n.id, n.started, n.host, n.label, n.partial, r.env_key, `+runEnv+`, r.run_id, r.run_index, r.metrics
 		FROM runs r JOIN nights n ON n.id = r.night_id`+cond), args...)
 	if err != nil {
 		return nil, fmt.Errorf("history %s: %v", s, err)
@@ -306,7 +307,7 @@ func sortSeries(series map[SeriesKey]*Series) []*Series {
 			if c := a.Started.Compare(b.Started); c != 0 {
 				return c
 			}
-			return strings.Compare(a.ID, b.ID)
+			return cmp.Or(strings.Compare(a.ID, b.ID), strings.Compare(a.EnvKey, b.EnvKey))
 		})
 		out = append(out, se)
 	}

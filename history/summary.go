@@ -180,6 +180,7 @@ func (ns *nightSummaries) insert(ctx context.Context, s *Store, conn *sql.Conn, 
 // a night whose runs were pruned keeps those it had.
 func (ns *nightSummaries) write(ctx context.Context, s *Store, tx *sql.Tx) error {
 	sums, envs := ns.rows()
+	envs = slices.DeleteFunc(envs, func(r []any) bool { return r[2] == "" }) // never one known replaced by none
 	for _, q := range []struct {
 		sql  string
 		rows [][]any
@@ -206,7 +207,7 @@ func (ns *nightSummaries) write(ctx context.Context, s *Store, tx *sql.Tx) error
 // holds of it: for a night that gained runs, and for nights stored before
 // summaries were (the migration).
 func summarizeStored(ctx context.Context, s *Store, tx *sql.Tx, night string) error {
-	rows, err := tx.QueryContext(ctx, s.bind(`SELECT case_name, variant, side, env_key, env, metrics FROM runs WHERE night_id = ?`), night)
+	rows, err := tx.QueryContext(ctx, s.bind(`SELECT r.case_name, r.variant, r.side, r.env_key, `+runEnv+`, r.metrics FROM runs r WHERE r.night_id = ?`), night)
 	if err != nil {
 		return err
 	}

@@ -416,3 +416,38 @@ func TestDetectAllMatchesDetect(t *testing.T) {
 		t.Errorf("a class without nights read %d series", n)
 	}
 }
+
+// TestGainedRunsKeepTheirEnvironment: a night that gains runs in another
+// environment (a partial night completed after an upgrade) reads back both
+// environments, from the summaries and from the runs.
+func TestGainedRunsKeepTheirEnvironment(t *testing.T) {
+	forEachStore(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := open(t, dsn)
+		m := night{host: "h1", class: "ci-cpu", started: day0, cases: 1, variants: 1, runs: 2, level: 1, pending: 2}.manifest(rand.New(rand.NewPCG(1, 1)))
+		if _, err := s.AddManifest(ctx, m, "partial", AddOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range m.Runs[2:] {
+			meta := *m.Runs[0].Meta
+			meta.Torch = "2.4.0"
+			r.Status, r.Summary, r.Meta = results.StatusOK, m.Runs[0].Summary, &meta
+		}
+		if _, err := s.AddManifest(ctx, m, "complete", AddOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for name, query := range map[string]func(context.Context, Filter) ([]*Series, error){"summaries": s.Query, "runs": s.QueryRuns} {
+			series, err := query(ctx, Filter{Metric: "p50"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var torch []string
+			for _, n := range series[0].Nights {
+				torch = append(torch, fmt.Sprintf("%s:%d", n.Env.Torch, n.Summary.Runs))
+			}
+			if got := strings.Join(torch, " "); got != "1.13.1:2 2.4.0:2" {
+				t.Errorf("from the %s: the night's environments read %q, want 1.13.1:2 2.4.0:2", name, got)
+			}
+		}
+	})
+}
