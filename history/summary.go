@@ -1,6 +1,7 @@
 package history
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"database/sql"
@@ -122,8 +123,14 @@ func encodeSummaries(vs [][]float64) string {
 	return string(append(b, '}'))
 }
 
-// decodeSummaries reads a metrics column of night_summaries.
+// decodeSummaries reads a metrics column of night_summaries: the form
+// encodeSummaries writes by a scanner that allocates nothing per number (a
+// year is half a million of them; encoding/json's pointers were most of
+// the read), anything else by encoding/json, whose errors name the fault.
 func decodeSummaries(raw []byte) (map[string]NightSummary, error) {
+	if out, ok := scanSummaries(raw); ok {
+		return out, nil
+	}
 	var m map[string][6]*float64
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, fmt.Errorf("a night's summaries %.40q: %v", raw, err)
@@ -368,4 +375,59 @@ func envOf(cache map[string]results.Env, raw string) results.Env {
 		cache[raw] = e
 	}
 	return e
+}
+
+// scanSummaries parses {"name":[runs,median,lo,hi,min,max],...} with
+// numbers or null (lo, hi) and no spaces, as encodeSummaries writes; ok is
+// false for anything else.
+func scanSummaries(b []byte) (map[string]NightSummary, bool) {
+	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' {
+		return nil, false
+	}
+	out := make(map[string]NightSummary, len(stats.Metrics))
+	b = b[1 : len(b)-1]
+	for len(b) > 0 {
+		if b[0] != '"' {
+			return nil, false
+		}
+		end := bytes.IndexByte(b[1:], '"')
+		if end < 0 || bytes.IndexByte(b[1:1+end], '\\') >= 0 {
+			return nil, false
+		}
+		name := string(b[1 : 1+end])
+		b = b[2+end:]
+		if len(b) < 2 || b[0] != ':' || b[1] != '[' {
+			return nil, false
+		}
+		b = b[2:]
+		var v [6]float64
+		for i := range v {
+			j := bytes.IndexAny(b, ",]")
+			if j < 0 || (i < 5) != (b[j] == ',') {
+				return nil, false
+			}
+			switch tok := b[:j]; {
+			case string(tok) == "null" && (i == 2 || i == 3):
+				v[i] = math.Inf(2*i - 5) // lo -Inf, hi +Inf
+			default:
+				x, err := strconv.ParseFloat(string(tok), 64)
+				if err != nil {
+					return nil, false
+				}
+				v[i] = x
+			}
+			b = b[j+1:]
+		}
+		if _, dup := out[name]; dup || v[0] != math.Trunc(v[0]) {
+			return nil, false
+		}
+		out[name] = NightSummary{Runs: int(v[0]), Median: v[1], Lo: v[2], Hi: v[3], Min: v[4], Max: v[5]}
+		if len(b) > 0 {
+			if b[0] != ',' {
+				return nil, false
+			}
+			b = b[1:]
+		}
+	}
+	return out, true
 }

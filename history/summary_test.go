@@ -3,6 +3,7 @@ package history
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -450,4 +451,44 @@ func TestGainedRunsKeepTheirEnvironment(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestSummariesColumnRoundTrip: what encodeSummaries writes, the scanner
+// reads back exactly as encoding/json does; other forms go to
+// encoding/json, and bad ones are errors.
+func TestSummariesColumnRoundTrip(t *testing.T) {
+	vs := make([][]float64, len(stats.Metrics))
+	vs[0] = []float64{4.1e7, 4.3e7, 3.9999999999999996e7, 4.2e7, 4.05e7, 4.11e7, 4.09e7, 4.4e7, 4.0e7, 4.2e7} // an interval
+	vs[1] = []float64{1.5}                                                                                    // too few for one: null
+	vs[2] = []float64{-3, 0, 2.5e-300}
+	raw := encodeSummaries(vs)
+	fast, ok := scanSummaries([]byte(raw))
+	if !ok {
+		t.Fatalf("the scanner refused %s", raw)
+	}
+	var m map[string][6]*float64
+	if err := json.Unmarshal([]byte(raw), &m); err != nil || len(m) != 3 || len(fast) != 3 {
+		t.Fatalf("%s: %v, %d metrics", raw, err, len(fast))
+	}
+	for i, xs := range vs[:3] {
+		if got, want := fast[stats.Metrics[i].Name], Summarize(xs); got != want {
+			t.Errorf("%s: scanned %+v, want %+v", stats.Metrics[i].Name, got, want)
+		}
+	}
+	if s := fast[stats.Metrics[1].Name]; !math.IsInf(s.Lo, -1) || !math.IsInf(s.Hi, 1) {
+		t.Errorf("a null interval read as %+v", s)
+	}
+	// Spaces (another writer): not the scanner's form, still read.
+	spaced := `{"p50": [3, 1, null, null, 1, 2]}`
+	if _, ok := scanSummaries([]byte(spaced)); ok {
+		t.Error("the scanner took a spaced form")
+	}
+	if got, err := decodeSummaries([]byte(spaced)); err != nil || got["p50"].Runs != 3 || !math.IsInf(got["p50"].Hi, 1) {
+		t.Errorf("spaced form read as %+v, %v", got, err)
+	}
+	for _, bad := range []string{`{"p50":[3,1,2]}`, `{"p50":[3,null,1,2,1,2]}`, `[1]`, `{"p50":[3,1,x,2,1,2]}`, ``} {
+		if got, err := decodeSummaries([]byte(bad)); err == nil {
+			t.Errorf("%q read as %+v", bad, got)
+		}
+	}
 }
