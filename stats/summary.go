@@ -94,21 +94,24 @@ type DeviceSummary struct {
 	// work still queued when the host got there, the room a pause hides in.
 	SlackNS float64
 	// HiddenSteps are the steps whose in-step pauses, longer than the
-	// run's noise, the device's queued work covered (pause <= the lead
-	// when the longest began), and HiddenExcess the median of each one's
-	// excess over the typical step as a fraction of its pause: 0 when the
-	// queue hid them, 1 when they added in series (0 when none).
+	// run's noise, the device's queued work covered (the device idled
+	// inside them at most a tenth of their length beyond the typical
+	// step), and HiddenExcess the median of each one's excess over the
+	// typical step as a fraction of its pause: 0 when the queue hid them,
+	// 1 when they added in series (0 when none).
 	HiddenSteps  int
 	HiddenExcess float64
-	// ExposedSteps are the steps whose pauses outlasted the lead by more
-	// than the run's noise could hide, and ExposedFit the median of each
-	// one's excess over the typical step divided by pause minus lead: 1
-	// when a pause costs exactly what the queue cannot cover (0 when none).
+	// ExposedSteps are the steps whose pauses outlasted the device's
+	// queued work by more than the run's noise (the device idled inside
+	// them, beyond the typical step), and ExposedFit the median of each
+	// one's excess over the typical step divided by that idle time, pause
+	// minus lead: 1 when a pause costs the step exactly what the queue
+	// could not cover (0 when none).
 	ExposedSteps int
 	ExposedFit   float64
-	// Unjudged: too few steps without a full collection (under 3) for a
-	// typical step to measure a pause's cost against (collect-every-step):
-	// nothing is counted hidden or exposed.
+	// Unjudged: too few timed steps without a full collection (under 3)
+	// for a typical step to measure a pause's cost against
+	// (collect-every-step): nothing is counted hidden or exposed.
 	Unjudged bool `json:",omitempty"`
 }
 
@@ -142,8 +145,8 @@ type deviceTrack struct {
 	steps                    int
 	busy, wall, idle, idleGC float64
 	slacks                   []float64
-	exposable                []float64 // per timed step: pause minus lead (<= 0: hidden); NaN: no collection
-	at                       []int     // the step index of each exposable entry
+	idleInGC                 []float64 // per timed step: the device's idle time inside its collections
+	at                       []int     // the step index of each idleInGC entry
 }
 
 const (
@@ -191,18 +194,19 @@ func (sm *Summarizer) Add(st *bench.Step) {
 		dv.idle += float64(t.IdleNS)
 		dv.idleGC += float64(t.IdleGCNS)
 		dv.slacks = append(dv.slacks, float64(t.SlackNS))
-		x := math.NaN()
-		if in&inGC != 0 && t.LeadGCNS >= 0 {
-			x = pause - float64(t.LeadGCNS)
-		}
-		dv.exposable = append(dv.exposable, x)
+		dv.idleInGC = append(dv.idleInGC, float64(t.IdleGCNS))
 		dv.at = append(dv.at, len(sm.durs)-1)
 	}
 }
 
 // result is the device summary against the run's typical step and its
-// spread (the noise an exposure must stand out of).
-func (dv *deviceTrack) result(durs, pauses []float64, typical, spread float64, yardstick int) *DeviceSummary {
+// spread (the noise an exposure must stand out of). A collection's cost on
+// the device is the device's idle time inside it, pause minus the work
+// queued when it began; the step's wall time, measured on the host, must
+// then grow by that, and by nothing for a hidden one. Both are taken
+// beyond the typical step (noGen2 picks its steps), which has young
+// collections of its own, some of them before the step's first launch.
+func (dv *deviceTrack) result(durs, pauses []float64, typical, spread float64, noGen2 func(int) bool) *DeviceSummary {
 	if dv.steps == 0 || dv.wall <= 0 {
 		return nil
 	}
@@ -211,20 +215,27 @@ func (dv *deviceTrack) result(durs, pauses []float64, typical, spread float64, y
 		r.IdleGC = math.Min(dv.idleGC/dv.idle, 1)
 	}
 	r.SlackNS = medianOfValues(dv.slacks)
-	if yardstick < 3 {
+	var usual []float64
+	for k, i := range dv.at {
+		if noGen2(i) {
+			usual = append(usual, dv.idleInGC[k])
+		}
+	}
+	if len(usual) < 3 {
 		r.Unjudged = true
 		return r
 	}
+	usualIdle := medianOfValues(usual)
 	// Only pauses the run's noise could not hide on its own are judged:
 	// a 50 us young collection is "hidden" on any device.
 	noise := 3 * spread
 	var hidden, fits []float64
-	for k, x := range dv.exposable {
-		i := dv.at[k]
+	for k, i := range dv.at {
+		x := dv.idleInGC[k] - usualIdle
 		excess := durs[i] - typical
 		switch {
-		case math.IsNaN(x) || pauses[i] <= noise:
-		case x <= 0:
+		case pauses[i] <= noise:
+		case x <= 0.1*pauses[i]:
 			hidden = append(hidden, excess/pauses[i])
 		case x > noise:
 			fits = append(fits, excess/x)
@@ -291,7 +302,7 @@ func (sm *Summarizer) Result(rule SpikeRule) RunSummary {
 	// The device's yardstick is the spike rule's: the steps without a
 	// full collection (young ones run in nearly every step).
 	noGC := base
-	r.Device = sm.dev.result(sm.durs, sm.pauses, noGC.Typical, noGC.Spread, len(sm.durs)-r.Gen2Steps)
+	r.Device = sm.dev.result(sm.durs, sm.pauses, noGC.Typical, noGC.Spread, noGen2)
 	// Young collections make GC spikes too where the steps are quiet (an
 	// accelerator host: a 1 ms gen-1 pause on a 200 ms step); they come at
 	// irregular steps and can hide the full collections' lattice, which is
