@@ -1,6 +1,7 @@
 package report
 
 import (
+	"html/template"
 	"time"
 
 	"github.com/gcjitter/gcjitter/golden"
@@ -29,6 +30,9 @@ type Doc struct {
 	// comparison is one results directory's policies side by side
 	// (results.CompareVariants); "" for a comparison of two inputs.
 	Reference string
+	// Scale is the chart of step time against ranks predicted from the
+	// multi-rank runs (scale.ChartsFor); "" without them.
+	Scale template.HTML
 }
 
 // Counts tallies the verdicts.

@@ -563,6 +563,7 @@ p, pre { overflow-wrap: anywhere; } pre { white-space: pre-wrap; }
 <div class="interactive" id="{{.ID}}"></div>
 {{range .Charts}}<figure{{with .Class}} class="{{.}}"{{end}}{{with .ID}} id="{{.}}"{{end}}>{{with .Caption}}<figcaption>{{.}}</figcaption>{{end}}{{.SVG}}</figure>{{end}}{{end}}
 {{if .Sections}}<p class="reason">Timelines: each bucket of steps is drawn by its fastest and slowest step, so every spike shows; steps containing a collection are marked by generation (young collections only when the run is drawn whole). Tails: the i-th fastest of n steps sits at quantile (i+0.5)/n, so each curve ends at its slowest step; a dashed line is a baseline drawn from its sketch.{{if .MultiRank}} Multi-rank runs show the global step time (the slowest rank at each step) and a per-rank view of each rank's collection pauses.{{end}}</p>{{end}}
+{{with .Scale}}<h2>At scale</h2>{{.}}{{end}}
 {{with .Facts}}<h2>Environment and host</h2><table class="facts">{{range .}}<tr><td>{{index . 0}}</td><td>{{index . 1}}</td></tr>{{end}}</table>{{end}}
 {{.Scripts}}<script>document.body.dataset.ready = "1";</script>
 </body></html>

@@ -186,3 +186,36 @@ func (r *Report) HTML(w io.Writer) error {
 	}
 	return page.Execute(w, data)
 }
+
+// DefaultRanks are the world sizes predicted when none are asked for.
+var DefaultRanks = []int{8, 64, 512, 4096}
+
+// ChartsFor is, for another page (gcjitter report's), the chart of step
+// time against ranks of every case in dirs that has multi-rank runs,
+// predicted with the default options; "" when none has.
+func ChartsFor(dirs []string) (template.HTML, error) {
+	groups, _, err := Load(dirs)
+	if err != nil {
+		return "", err
+	}
+	var multi []*Group
+	for _, g := range groups {
+		if g.Ranks > 1 {
+			multi = append(multi, g)
+		}
+	}
+	if len(multi) == 0 {
+		return "", nil
+	}
+	r := Build(multi, DefaultRanks, Options{})
+	var b strings.Builder
+	for _, c := range r.cases() {
+		svg, err := chartSVG(r, c)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&b, "<figure>%s<figcaption class=\"note\">%s: step time against ranks, predicted from its measured ranks (gcjitter scale; docs/scale.md). Solid: p50 with its interval; dashed: mean. Log axis of ranks.</figcaption></figure>\n",
+			svg, template.HTMLEscapeString(c))
+	}
+	return template.HTML(b.String()), nil
+}

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/gcjitter/gcjitter/internal/cli"
 	"github.com/gcjitter/gcjitter/report"
 	"github.com/gcjitter/gcjitter/results"
+	"github.com/gcjitter/gcjitter/scale"
 	"github.com/gcjitter/gcjitter/stats"
 )
 
@@ -60,6 +62,11 @@ status is 0 whatever the verdicts (gcjitter compare and gate judge).
 		}
 		m.Host.MemLimit, m.Host.MemLimitFrom = memLimit.Limit(m.Host)
 		d.Manifest = m
+		if *format == "html" && slices.ContainsFunc(m.Runs, func(r *results.Run) bool { return r.Ranks > 1 }) {
+			if d.Scale, err = scale.ChartsFor([]string{last}); err != nil {
+				fmt.Fprintf(stderr, "gcjitter report: the chart at scale is left out: %v\n", err)
+			}
+		}
 	} else if fs.NArg() == 1 {
 		return cli.Usagef("%s is not a results directory; give two inputs to compare benchfmt files", last)
 	}

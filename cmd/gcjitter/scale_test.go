@@ -222,3 +222,22 @@ func TestScaleCommandWithoutOwn(t *testing.T) {
 		t.Errorf("no warning about the missing own time:\n%s", stdout.String())
 	}
 }
+
+// The report of a results directory with multi-rank runs carries the chart
+// at scale; one without them does not.
+func TestReportChartsScale(t *testing.T) {
+	dir := t.TempDir()
+	writeScaleResults(t, dir, 4, 200)
+	page := filepath.Join(t.TempDir(), "r.html")
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"report", "-o", page, dir}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "<h2>At scale</h2>") || !strings.Contains(string(b), "predicted global step time against ranks") {
+		t.Errorf("the report of multi-rank runs has no chart at scale (stderr: %s)", stderr.String())
+	}
+}
