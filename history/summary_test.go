@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -490,5 +491,44 @@ func TestSummariesColumnRoundTrip(t *testing.T) {
 		if got, err := decodeSummaries([]byte(bad)); err == nil {
 			t.Errorf("%q read as %+v", bad, got)
 		}
+	}
+}
+
+// TestShowRuns: show prints the summaries; show -runs (QueryRuns) adds each
+// run's value, and after a prune only the nights whose runs were kept.
+func TestShowRuns(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, t.TempDir()+"/h.db")
+	rng := rand.New(rand.NewPCG(3, 3))
+	for i := 0; i < 3; i++ {
+		m := night{host: "vm-1", class: "ci-cpu", started: day0.AddDate(0, 0, i), cases: 1, variants: 1, runs: 3, level: 1}.manifest(rng)
+		if _, err := s.AddManifest(ctx, m, "synth", AddOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	show := func(query func(context.Context, Filter) ([]*Series, error)) string {
+		series, err := query(ctx, Filter{Metric: "p50"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		WriteSeries(&b, series)
+		return b.String()
+	}
+	if out := show(s.Query); !strings.Contains(out, "(3 nights)") || strings.Contains(out, "values") {
+		t.Errorf("show:\n%s", out)
+	}
+	out := show(s.QueryRuns)
+	if !strings.Contains(out, "(3 nights)") || !strings.Contains(out, "values") || !regexp.MustCompile(`ms \S+ms \S+ms\n`).MatchString(out) {
+		t.Errorf("show -runs has no column of each run's value:\n%s", out)
+	}
+	if _, err := s.PruneRuns(ctx, day0.AddDate(0, 0, 2)); err != nil {
+		t.Fatal(err)
+	}
+	if out := show(s.QueryRuns); !strings.Contains(out, "(1 nights)") {
+		t.Errorf("show -runs after pruning 2 of 3 nights:\n%s", out)
+	}
+	if out := show(s.Query); !strings.Contains(out, "(3 nights)") {
+		t.Errorf("show after pruning:\n%s", out)
 	}
 }
