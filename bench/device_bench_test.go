@@ -62,7 +62,7 @@ func BenchmarkDevicePauseSweep(b *testing.B) {
 		var table strings.Builder
 		allWithin, all := 0, 0
 		fmt.Fprintf(&table, "| heap refs | full collections | pause ms (median) | lead ms | slack ms | excess ms | max(0, pause-lead) | max(0, pause-slack) | within 1 ms + 10%% |\n|---|---|---|---|---|---|---|---|---|\n")
-		for _, refs := range []int{0, 25, 50, 100, 200} {
+		for _, refs := range []int{0, 100, 200, 400, 800, 1600} {
 			cfg := bench.DefaultConfig()
 			cfg.Model, cfg.Device, cfg.Work, cfg.Steps, cfg.Warmup = "none", "cpu", 50000, 120, 5
 			cfg.Garbage, cfg.Cycles, cfg.Objects, cfg.LongLived, cfg.LongLivedRefs, cfg.Retain = "ring", 300, 4, 6000, refs, 4
