@@ -31,7 +31,7 @@ func TestNightlyCutShortLeavesPartialReports(t *testing.T) {
 	// Model none: no torch import, so a run's length is its steps'.
 	if err := os.WriteFile(caseFile, []byte(`name: long
 workload: {model: none, work: 20000}
-steps: 3000
+steps: 6000
 warmup: 0
 runs: 3
 variants:
