@@ -1,7 +1,9 @@
 package golden
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gcjitter/gcjitter/results"
@@ -46,6 +48,16 @@ func Contaminated(gs ...*Golden) []Contamination {
 			}
 		}
 		for i, o := range stats.OutlyingRuns(groups) {
+			// Short runs are held to a wider floor (stats.OutlierFloor).
+			w := where[i]
+			o = slices.DeleteFunc(o, func(x stats.Outlier) bool {
+				r := w.g.Variants[w.v].Runs[x.Index]
+				ratio := x.Ratio()
+				if ratio < 1 {
+					ratio = 1 / ratio
+				}
+				return ratio < stats.OutlierFloor(cmp.Or(r["mean"], r["p50"])*float64(w.g.Size.Steps))
+			})
 			if len(o) > 0 {
 				if found[i] == nil {
 					found[i] = map[string][]stats.Outlier{}
@@ -104,8 +116,8 @@ type ContaminatedError struct {
 }
 
 func (e *ContaminatedError) Error() string {
-	lines := []string{fmt.Sprintf("the host was disturbed during these runs: their timings disagree beyond its noise (%s at %.1fx or 1/%.1fx of its variant's median or beyond, modified z-score above %.1f); no baseline was written:",
-		strings.Join(stats.OutlierMetrics, " or "), stats.OutlierRatio, stats.OutlierRatio, stats.OutlierZ)}
+	lines := []string{fmt.Sprintf("the host was disturbed during these runs: their timings disagree beyond its noise (%s at %.1fx or 1/%.1fx of its variant's median or beyond, %.1fx for runs under %.0f s, modified z-score above %.1f); no baseline was written:",
+		strings.Join(stats.OutlierMetrics, " or "), stats.OutlierRatio, stats.OutlierRatio, stats.OutlierRatioShort, stats.OutlierShortRunNS/1e9, stats.OutlierZ)}
 	faster := false
 	for _, c := range e.Variants {
 		lines = append(lines, "  "+c.String())

@@ -38,6 +38,16 @@ const (
 	// counts.
 	OutlierRatio = 1.6
 
+	// OutlierRatioShort is the floor for short runs, whose steps together
+	// last under OutlierShortRunNS: a whole run of a few milliseconds to
+	// a few dozen is moved by where and when it ran as a longer one is
+	// not (measured on a quiet 2-core VM: 12-run sessions of 7 ms and 72
+	// ms runs met 1.61x-1.68x now and then, and golden update refused
+	// them twice in a row), while the disturbances it must catch ran at
+	// 2x and beyond (a CPU burner put 30 ms runs at 2.5x-3.0x).
+	OutlierRatioShort = 2.0
+	OutlierShortRunNS = 1e9
+
 	// OutlierMinRuns: with fewer runs, which side is the outlier is unknowable.
 	OutlierMinRuns = 3
 )
@@ -107,4 +117,13 @@ func medianOfValues(xs []float64) float64 {
 		return s[n/2]
 	}
 	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// OutlierFloor is the ratio to the median a run must reach to be an
+// outlier, by how long its measured steps last together.
+func OutlierFloor(runNS float64) float64 {
+	if runNS < OutlierShortRunNS {
+		return OutlierRatioShort
+	}
+	return OutlierRatio
 }
