@@ -22,7 +22,7 @@ import (
 // cache; a loop whose tail is a data-loading stall and that collects a
 // few times per 1000 steps), each traced unmodified, fitted, and the
 // fitted case run at the traced size: the full collections' period within
-// 15%, their mean pause within 30%, the collections' rates within 20% (or
+// 15%, their median pause within 30%, the collections' rates within 20% (or
 // one collection per run).
 func TestTraceFitReproduce(t *testing.T) {
 	if testing.Short() {

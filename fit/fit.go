@@ -366,7 +366,7 @@ func Compare(traced, got Schedule) []Row {
 	}
 	rows := []Row{
 		{Name: "gen-2 period", Traced: traced.Period(), Got: got.Period(), Unit: "steps", Tolerance: PeriodTolerance},
-		{Name: "gen-2 pause (mean)", Traced: traced.Gen2Pause() / 1e6, Got: got.Gen2Pause() / 1e6, Unit: "ms", Tolerance: PauseTolerance},
+		{Name: "gen-2 pause (median)", Traced: traced.Gen2Pause() / 1e6, Got: got.Gen2Pause() / 1e6, Unit: "ms", Tolerance: PauseTolerance},
 		{Name: "gen-0 per 1000 steps", Traced: 1000 * traced.Rate(0), Got: 1000 * got.Rate(0), Tolerance: RateTolerance, Slack: perK},
 		{Name: "gen-1 per 1000 steps", Traced: 1000 * traced.Rate(1), Got: 1000 * got.Rate(1), Tolerance: RateTolerance, Slack: perK},
 		{Name: "gen-2 per 1000 steps", Traced: 1000 * traced.Rate(2), Got: 1000 * got.Rate(2), Tolerance: RateTolerance, Slack: perK},
