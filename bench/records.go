@@ -39,17 +39,20 @@ type Meta struct {
 	Garbage   GarbageInfo       `json:"garbage"`
 	Allocator map[string]string `json:"allocator"`
 	Threads   int               `json:"threads"`
-	Seed      int64             `json:"seed"`
-	HashSeed  string            `json:"hash_seed"`
-	PID       int               `json:"pid"`
-	Rank      int               `json:"rank"`
-	WorldSize int               `json:"world_size"`
-	Host      string            `json:"host"`
-	CPUModel  string            `json:"cpu_model"`
-	Steps     int               `json:"steps"`
-	Warmup    int               `json:"warmup"`
-	Recorder  bool              `json:"recorder"`
-	Notes     []string          `json:"notes"`
+	// Affinity is the CPUs the worker could run on (sched_getaffinity);
+	// nil where the platform or the stream's writer does not say.
+	Affinity  []int    `json:"affinity,omitempty"`
+	Seed      int64    `json:"seed"`
+	HashSeed  string   `json:"hash_seed"`
+	PID       int      `json:"pid"`
+	Rank      int      `json:"rank"`
+	WorldSize int      `json:"world_size"`
+	Host      string   `json:"host"`
+	CPUModel  string   `json:"cpu_model"`
+	Steps     int      `json:"steps"`
+	Warmup    int      `json:"warmup"`
+	Recorder  bool     `json:"recorder"`
+	Notes     []string `json:"notes"`
 
 	// ComputeScale and DeviceWaitMS are the worker's --compute-scale and
 	// --device-wait-ms (Sizes already hold the scaled batch or work); 0 in

@@ -139,9 +139,7 @@ func (r *Report) HTML(w io.Writer) error {
 	o := r.Options
 	fmt.Fprintf(&model, "Collective %s, %s per hop; %d simulated steps per job; %g%% intervals from %d block-bootstrap resamples.",
 		o.Collective.Kind, durText(o.Collective.HopLatency), o.Steps, 100*o.Level, o.Boot)
-	if o.SharedNoise {
-		model.WriteString(" Host noise shared: one host's noise at any N.")
-	}
+	fmt.Fprintf(&model, " Host noise %s: %s.", o.HostNoise, noiseText(o.HostNoise))
 	data := struct {
 		Model      string
 		Warnings   []string

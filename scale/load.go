@@ -108,7 +108,7 @@ func readRun(dir string, r *results.Run, rule stats.SpikeRule) (*Run, bool, erro
 		}
 		streams[k] = s
 	}
-	run := &Run{Path: filepath.Join(dir, r.RankRecords(0))}
+	run := &Run{Path: filepath.Join(dir, r.RankRecords(0)), Contention: contention(streams)}
 	measured := make([][]*bench.Step, nr)
 	n := -1
 	for k, s := range streams {
@@ -161,6 +161,46 @@ func readRun(dir string, r *results.Run, rule stats.SpikeRule) (*Run, bool, erro
 		run.SpikeRate = 1000 * float64(sum.Spikes) / float64(max(1, sum.Steps))
 	}
 	return run, noOwn, nil
+}
+
+// contention says how a run's ranks outnumbered their host's CPUs: the
+// ranks of each host (by name) against the CPUs their affinities allow,
+// each rank wanting its torch threads. Empty when every host had CPUs
+// enough, or a stream does not say (older streams, imports).
+func contention(streams []*bench.Stream) string {
+	type host struct {
+		ranks, threads int
+		cpus           map[int]bool
+	}
+	hosts := map[string]*host{}
+	var names []string
+	for _, s := range streams {
+		m := s.Meta
+		if m == nil || len(m.Affinity) == 0 {
+			return ""
+		}
+		h := hosts[m.Host]
+		if h == nil {
+			h = &host{cpus: map[int]bool{}}
+			hosts[m.Host] = h
+			names = append(names, m.Host)
+		}
+		h.ranks++
+		h.threads += max(1, m.Threads)
+		for _, c := range m.Affinity {
+			h.cpus[c] = true
+		}
+	}
+	for _, name := range names {
+		if h := hosts[name]; h.threads > len(h.cpus) {
+			per, unit := h.threads/h.ranks, "threads"
+			if per == 1 {
+				unit = "thread"
+			}
+			return fmt.Sprintf("%d ranks x %d %s on %d CPUs", h.ranks, per, unit, len(h.cpus))
+		}
+	}
+	return ""
 }
 
 // sortGroups orders groups by case, then variant as met, then world size.

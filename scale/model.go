@@ -31,6 +31,10 @@ type Run struct {
 	// SpikeRate is the measured global spike rate per 1000 steps under the
 	// case's spike rule (stats.MultiRank's or stats.Summarize's).
 	SpikeRate float64
+	// Contention says how the run's ranks outnumbered a host's CPUs
+	// ("4 ranks x 1 thread on 2 CPUs"); empty when each had its own, or
+	// the streams do not say.
+	Contention string
 }
 
 func (r *Run) steps() int { return len(r.Global) }

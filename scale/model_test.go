@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/gcjitter/gcjitter/bench"
 	"github.com/gcjitter/gcjitter/stats"
 )
 
@@ -136,7 +137,7 @@ func TestScaleValidationRows(t *testing.T) {
 func TestScaleHostNoise(t *testing.T) {
 	g := &Group{Case: "synthetic", Variant: "disabled", Ranks: 1, Rule: stats.DefaultSpikeRule, Runs: synthRuns(6, 4, 1, 2000, 0, 0, 0)}
 	ind := Predict(g, []int{1, 1000}, Options{Steps: 4000, Boot: 5})
-	shared := Predict(g, []int{1, 1000}, Options{Steps: 4000, Boot: 5, SharedNoise: true})
+	shared := Predict(g, []int{1, 1000}, Options{Steps: 4000, Boot: 5, HostNoise: NoiseShared})
 	// The median of the largest of 1000 standard normals is about 3.2.
 	if got := (ind[1].Est.P50/1e6 - 1) / 0.02; math.Abs(got-3.2) > 0.3 {
 		t.Errorf("independent hosts: p50 at 1000 ranks is %.2f SDs above the mean, want about 3.2", got)
@@ -165,6 +166,57 @@ func TestScaleWithinTolerance(t *testing.T) {
 		v.Err.P50, v.Err.P90 = c.p50, c.p90
 		if got := v.Within(); got != c.want {
 			t.Errorf("%+v: within %v, want %v", c, got, c.want)
+		}
+	}
+}
+
+// TestScaleAutoNoise: under -host-noise auto, runs whose ranks contended
+// for CPUs keep one host's noise at any N (as shared), the rest multiply
+// it by hosts (as independent), and the prediction says which and why.
+func TestScaleAutoNoise(t *testing.T) {
+	for _, contended := range []bool{false, true} {
+		runs := synthRuns(6, 4, 1, 2000, 0, 0, 0)
+		if contended {
+			for _, r := range runs {
+				r.Contention = "4 ranks x 1 thread on 2 CPUs"
+			}
+		}
+		g := &Group{Case: "synthetic", Variant: "disabled", Ranks: 1, Rule: stats.DefaultSpikeRule, Runs: runs}
+		auto := Predict(g, []int{1000}, Options{Steps: 4000, Boot: 5})[0]
+		want, reason := NoiseIndependent, ""
+		if contended {
+			want, reason = NoiseShared, runs[0].Contention
+		}
+		same := Predict(g, []int{1000}, Options{Steps: 4000, Boot: 5, HostNoise: want})[0]
+		if auto.HostNoise != want || auto.NoiseReason != reason {
+			t.Errorf("contended %v: auto chose %q (%q), want %q (%q)", contended, auto.HostNoise, auto.NoiseReason, want, reason)
+		}
+		if auto.Est != same.Est {
+			t.Errorf("contended %v: auto predicted %+v, %s predicted %+v", contended, auto.Est, want, same.Est)
+		}
+	}
+}
+
+// TestScaleContention: ranks outnumbering their host's CPUs (by the
+// streams' affinity and torch threads) are contention; a CPU per thread,
+// ranks on several hosts or streams that do not say are not.
+func TestScaleContention(t *testing.T) {
+	stream := func(host string, threads int, cpus ...int) *bench.Stream {
+		return &bench.Stream{Meta: &bench.Meta{Host: host, Threads: threads, Affinity: cpus}}
+	}
+	for _, c := range []struct {
+		name    string
+		streams []*bench.Stream
+		want    string
+	}{
+		{"4 ranks on 2 cores", []*bench.Stream{stream("a", 1, 0, 1), stream("a", 1, 0, 1), stream("a", 1, 0, 1), stream("a", 1, 0, 1)}, "4 ranks x 1 thread on 2 CPUs"},
+		{"2 ranks of 2 threads on 2 cores", []*bench.Stream{stream("a", 2, 0, 1), stream("a", 2, 0, 1)}, "2 ranks x 2 threads on 2 CPUs"},
+		{"a core each", []*bench.Stream{stream("a", 1, 0), stream("a", 1, 1)}, ""},
+		{"two hosts of 2 cores", []*bench.Stream{stream("a", 1, 0, 1), stream("a", 1, 0, 1), stream("b", 1, 0, 1), stream("b", 1, 0, 1)}, ""},
+		{"affinity unknown", []*bench.Stream{stream("a", 1), stream("a", 1), stream("a", 1)}, ""},
+	} {
+		if got := contention(c.streams); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}
 }

@@ -17,9 +17,46 @@ type Options struct {
 	Collective Collective
 	// Level is the intervals' coverage (default 0.95).
 	Level float64
-	// SharedNoise: the ranks' noise is not multiplied by hosts (one
-	// host's noise at any N), to show what collections alone do.
-	SharedNoise bool
+	// HostNoise is how the measured ranks' noise scales with N: NoiseAuto
+	// (the default), NoiseIndependent or NoiseShared.
+	HostNoise string
+}
+
+// How a host's noise scales with the number of hosts.
+const (
+	// NoiseIndependent: each host of the measured world size draws its
+	// own noise, so more hosts make a slower slowest host.
+	NoiseIndependent = "independent"
+	// NoiseShared: one host's noise at any N: what collections and the
+	// collective alone do.
+	NoiseShared = "shared"
+	// NoiseAuto: independent where the measured ranks had a CPU each,
+	// shared where they outnumbered the host's CPUs. Ranks taking turns
+	// on shared cores make most of such a host's noise (4 ranks on this
+	// 2-core CI host: a step's slowest rank at p90 is 1.7x its p50), and a
+	// cluster that gives each rank its CPUs has none of it; multiplied by
+	// 256 hosts it put +26..+50% on every policy's p50 at 1024 ranks,
+	// GC-free or not.
+	NoiseAuto = "auto"
+)
+
+// NoiseModes are the values -host-noise accepts.
+var NoiseModes = []string{NoiseAuto, NoiseIndependent, NoiseShared}
+
+// noiseFor is the noise model for a prediction from runs: shared when
+// asked, or under auto when a run's ranks contended for CPUs (the reason
+// then says how).
+func (o Options) noiseFor(runs []*Run) (mode, reason string) {
+	switch o.HostNoise {
+	case NoiseShared, NoiseIndependent:
+		return o.HostNoise, ""
+	}
+	for _, r := range runs {
+		if r.Contention != "" {
+			return NoiseShared, r.Contention
+		}
+	}
+	return NoiseIndependent, ""
 }
 
 func (o Options) orDefault() Options {
@@ -35,6 +72,9 @@ func (o Options) orDefault() Options {
 	if o.Collective.Kind == "" {
 		o.Collective.Kind = "tree"
 	}
+	if o.HostNoise == "" {
+		o.HostNoise = NoiseAuto
+	}
 	return o
 }
 
@@ -46,6 +86,9 @@ type Prediction struct {
 	Ranks                 int
 	Est, Lo, Hi           Figures
 	CollectiveNS          float64 // the collective's modelled growth over the measured one
+	// HostNoise is the noise model used (NoiseIndependent or NoiseShared)
+	// and NoiseReason, under auto, the contention that chose shared.
+	HostNoise, NoiseReason string
 }
 
 // Predict simulates the group's job at each n of ranks: a point estimate
@@ -71,11 +114,13 @@ func predictWith(g *Group, runs []*Run, from int, resid []float64, ranks []int, 
 	if resid != nil {
 		est.resid = resid
 	}
+	noise, reason := opt.noiseFor(runs)
+	shared := noise == NoiseShared
 	for i, n := range ranks {
 		rng := rand.New(rand.NewPCG(opt.Seed, uint64(n)))
 		growth := opt.Collective.Growth(n, from)
 		out[i] = Prediction{Case: g.Case, Variant: g.Variant, Policy: g.Policy, FromRanks: g.Ranks, Runs: len(runs), Ranks: n,
-			Est: est.simulate(n, opt.Steps, growth, opt.SharedNoise, rng).figures(g.Rule), CollectiveNS: growth}
+			Est: est.simulate(n, opt.Steps, growth, shared, rng).figures(g.Rule), CollectiveNS: growth, HostNoise: noise, NoiseReason: reason}
 	}
 	// Replicates in parallel: each its own resample and generator.
 	var wg sync.WaitGroup
@@ -91,7 +136,7 @@ func predictWith(g *Group, runs []*Run, from int, resid []float64, ranks []int, 
 					md.resid = resid
 				}
 				for i, n := range ranks {
-					reps[i][b] = md.simulate(n, opt.Steps, opt.Collective.Growth(n, from), opt.SharedNoise, rng).figures(g.Rule)
+					reps[i][b] = md.simulate(n, opt.Steps, opt.Collective.Growth(n, from), shared, rng).figures(g.Rule)
 				}
 			}
 		}()

@@ -41,6 +41,11 @@ type jsonPrediction struct {
 	GCFreeP50Lo      float64 `json:"gc_free_p50_lo_ns"`
 	GCFreeP50Hi      float64 `json:"gc_free_p50_hi_ns"`
 	CollectiveGrowth float64 `json:"collective_growth_ns"`
+	// HostNoise is the noise model this prediction used (independent or
+	// shared); HostNoiseReason, under -host-noise auto, the contention
+	// that chose shared.
+	HostNoise       string `json:"host_noise"`
+	HostNoiseReason string `json:"host_noise_reason,omitempty"`
 }
 
 type jsonFigures struct {
@@ -91,7 +96,7 @@ func toJSON(p Prediction) jsonPrediction {
 		P99: p.Est.P99, P99Lo: p.Lo.P99, P99Hi: p.Hi.P99, Mean: p.Est.Mean, MeanLo: p.Lo.Mean, MeanHi: p.Hi.Mean,
 		SpikeRate: p.Est.SpikeRate, SpikeRateLo: p.Lo.SpikeRate, SpikeRateHi: p.Hi.SpikeRate,
 		Loss: p.Est.Loss, LossLo: p.Lo.Loss, LossHi: p.Hi.Loss, CollectiveGrowth: p.CollectiveNS,
-		GCFreeP50: p.Est.FreeP50, GCFreeP50Lo: p.Lo.FreeP50, GCFreeP50Hi: p.Hi.FreeP50}
+		GCFreeP50: p.Est.FreeP50, GCFreeP50Lo: p.Lo.FreeP50, GCFreeP50Hi: p.Hi.FreeP50, HostNoise: p.HostNoise, HostNoiseReason: p.NoiseReason}
 }
 
 // JSON writes the report for scripts.
@@ -119,13 +124,21 @@ func (r *Report) JSON(w io.Writer) error {
 	}
 	o := r.Options
 	out.Model = jsonModel{Steps: o.Steps, Boot: o.Boot, Level: o.Level, Collective: o.Collective.Kind,
-		HopLatencyNS: o.Collective.HopLatency, BandwidthBps: o.Collective.Bandwidth, Bytes: o.Collective.Bytes, HostNoise: "independent"}
-	if o.SharedNoise {
-		out.Model.HostNoise = "shared"
-	}
+		HopLatencyNS: o.Collective.HopLatency, BandwidthBps: o.Collective.Bandwidth, Bytes: o.Collective.Bytes, HostNoise: o.HostNoise}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+// noiseText says what a -host-noise mode does.
+func noiseText(mode string) string {
+	switch mode {
+	case NoiseShared:
+		return "one host's noise at any N, so only collections and the collective grow"
+	case NoiseIndependent:
+		return "each host of the measured world size draws its own, so more hosts make a slower slowest host"
+	}
+	return "independent per host where the measured ranks had a CPU each, one host's at any N where they contended for CPUs"
 }
 
 func ms(ns float64) string { return fmt.Sprintf("%.3g", ns/1e6) }
@@ -140,9 +153,7 @@ func (r *Report) Text(w io.Writer) error {
 	if o.Collective.Bandwidth > 0 {
 		fmt.Fprintf(w, ", %.4g bytes at %.4g bytes/s", o.Collective.Bytes, o.Collective.Bandwidth)
 	}
-	if o.SharedNoise {
-		fmt.Fprint(w, "\n  host noise shared (-host-noise shared): one host's noise at any N, so only collections and the collective grow")
-	}
+	fmt.Fprintf(w, "\n  host noise %s: %s", o.HostNoise, noiseText(o.HostNoise))
 	fmt.Fprintf(w, "\n  %d simulated steps per job; intervals %g%% from %d block-bootstrap resamples of the runs\n", o.Steps, 100*o.Level, o.Boot)
 	for _, s := range r.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", s)
@@ -188,13 +199,13 @@ func (r *Report) Text(w io.Writer) error {
 			last = p.Case
 			fmt.Fprintf(w, "\n%s: predicted global step (ms) [%g%% interval]\n", p.Case, 100*o.Level)
 			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(tw, "  variant\tranks\tfrom\tp50\tp90\tp99\tmean\tspikes/kstep\tloss vs GC-free\tGC-free p50\t")
+			fmt.Fprintln(tw, "  variant\tranks\tfrom\tp50\tp90\tp99\tmean\tspikes/kstep\tloss vs GC-free\tGC-free p50\thost noise\t")
 		}
 		iv := func(e, lo, hi float64) string { return fmt.Sprintf("%s [%s, %s]", ms(e), ms(lo), ms(hi)) }
-		fmt.Fprintf(tw, "  %s\t%d\t%d x %d\t%s\t%s\t%s\t%s\t%.0f [%.0f, %.0f]\t%+.1f%% [%+.1f, %+.1f]\t%s\t\n", p.Variant, p.Ranks, p.Runs, p.FromRanks,
+		fmt.Fprintf(tw, "  %s\t%d\t%d x %d\t%s\t%s\t%s\t%s\t%.0f [%.0f, %.0f]\t%+.1f%% [%+.1f, %+.1f]\t%s\t%s\t\n", p.Variant, p.Ranks, p.Runs, p.FromRanks,
 			iv(p.Est.P50, p.Lo.P50, p.Hi.P50), iv(p.Est.P90, p.Lo.P90, p.Hi.P90), iv(p.Est.P99, p.Lo.P99, p.Hi.P99),
 			iv(p.Est.Mean, p.Lo.Mean, p.Hi.Mean), p.Est.SpikeRate, p.Lo.SpikeRate, p.Hi.SpikeRate,
-			100*p.Est.Loss, 100*p.Lo.Loss, 100*p.Hi.Loss, ms(p.Est.FreeP50))
+			100*p.Est.Loss, 100*p.Lo.Loss, 100*p.Hi.Loss, ms(p.Est.FreeP50), p.HostNoise)
 	}
 	tw.Flush()
 	return nil

@@ -79,6 +79,7 @@ func Build(groups []*Group, ranks []int, opt Options) *Report {
 	type cv struct{ c, v string }
 	var order []cv
 	bySize := map[cv][]*Group{}
+	contended := map[string]bool{} // cases warned of CPU contention
 	for _, g := range groups {
 		k := cv{g.Case, g.Variant}
 		if bySize[k] == nil {
@@ -104,7 +105,12 @@ func Build(groups []*Group, ranks []int, opt Options) *Report {
 			}
 		}
 		src := gs[len(gs)-1]
-		rep.Predictions = append(rep.Predictions, Predict(src, ranks, opt)...)
+		preds := Predict(src, ranks, opt)
+		rep.Predictions = append(rep.Predictions, preds...)
+		if len(preds) > 0 && preds[0].NoiseReason != "" && !contended[k.c] {
+			contended[k.c] = true
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: its ranks shared this host's CPUs (%s): their noise is mostly their taking turns on the cores, which a cluster with CPUs for every rank does not have, so it is kept at one host's at any N (-host-noise auto); -host-noise independent multiplies it by the hosts anyway", k.c, preds[0].NoiseReason))
+		}
 		if src.Ranks == 1 {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s/%s: predicted from single-rank runs: no measured collective, its cost is the model's alone (-hop-latency)", k.c, k.v))
 		}

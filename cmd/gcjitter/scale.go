@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -27,7 +28,7 @@ func cmdScale(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	collective := fs.String("collective", "tree", "how the all-reduce grows with ranks: tree (2*ceil(log2 N) hops) or ring (2(N-1) hops)")
 	hop := fs.String("hop-latency", "10us", "the collective's latency per hop (a `duration`), or \"measured\": the measured collective's median over its hops at the measured world size")
 	bw := fs.Float64("bandwidth", 0, "the collective's bandwidth in bytes/s for its size term (0: latency only)")
-	noise := fs.String("host-noise", "independent", "how the ranks' noise scales: independent (each host of the measured world size draws its own: the slowest of more hosts) or shared (one host's noise at any N: what collections and the collective alone do)")
+	noise := fs.String("host-noise", scale.NoiseAuto, "how the ranks' noise scales: independent (each host of the measured world size draws its own: the slowest of more hosts), shared (one host's noise at any N: what collections and the collective alone do) or auto (independent where the measured ranks had a CPU each, shared where they contended for CPUs)")
 	bytesFlag := fs.Float64("bytes", 262144, "the all-reduce's size in bytes, with -bandwidth (the worker's default: 65,536 floats)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: gcjitter scale [-ranks 8,64,512,4096] [-format text|json|html] [-o FILE] DIR...
@@ -69,8 +70,8 @@ docs/scale.md.
 	if *collective != "tree" && *collective != "ring" {
 		return cli.Usagef("-collective %q: want tree or ring", *collective)
 	}
-	if *noise != "independent" && *noise != "shared" {
-		return cli.Usagef("-host-noise %q: want independent or shared", *noise)
+	if !slices.Contains(scale.NoiseModes, *noise) {
+		return cli.Usagef("-host-noise %q: want %s", *noise, strings.Join(scale.NoiseModes, ", "))
 	}
 	if *steps < 100 || *boot < 1 {
 		return cli.Usagef("-steps must be at least 100 and -boot at least 1")
@@ -79,7 +80,7 @@ docs/scale.md.
 	if err != nil {
 		return err // results.InputError: exit 2
 	}
-	opt := scale.Options{Steps: *steps, Boot: *boot, Seed: *seed, SharedNoise: *noise == "shared",
+	opt := scale.Options{Steps: *steps, Boot: *boot, Seed: *seed, HostNoise: *noise,
 		Collective: scale.Collective{Kind: *collective, Bandwidth: *bw, Bytes: *bytesFlag}}
 	if *hop == "measured" {
 		opt.Collective.HopLatency = scale.MeasuredHopLatency(groups, opt.Collective)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -24,6 +25,13 @@ import (
 // collection in 200 steps at its own step (drifting ranks), under
 // manual:40 every rank collects 40 ms on every 40th step.
 func writeScaleResults(t *testing.T, dir string, ranks, steps int) {
+	t.Helper()
+	writeScaleResultsMeta(t, dir, ranks, steps, "")
+}
+
+// writeScaleResultsMeta is writeScaleResults with extra meta fields (JSON
+// members after a comma) in every stream's header.
+func writeScaleResultsMeta(t *testing.T, dir string, ranks, steps int, meta string) {
 	t.Helper()
 	m := &results.Manifest{Schema: results.ManifestSchema, Tool: "test",
 		Cases: []results.Case{{Name: "synthetic", Steps: steps, Runs: 1,
@@ -49,7 +57,7 @@ func writeScaleResults(t *testing.T, dir string, ranks, steps int) {
 		}
 		for q := range ranks {
 			var b strings.Builder
-			fmt.Fprintf(&b, `{"type":"meta","schema":%d,"policy":%q,"rank":%d,"world_size":%d,"steps":%d,"warmup":0}`+"\n", bench.SchemaVersion, v, q, ranks, steps)
+			fmt.Fprintf(&b, `{"type":"meta","schema":%d,"policy":%q,"rank":%d,"world_size":%d,"steps":%d,"warmup":0%s}`+"\n", bench.SchemaVersion, v, q, ranks, steps, meta)
 			for k := range steps {
 				slowest := int64(0)
 				for p := range ranks {
@@ -119,6 +127,57 @@ func TestScaleCommandJSON(t *testing.T) {
 		if v["within_tolerance"] != true {
 			t.Errorf("validation beyond tolerance: %v", v)
 		}
+	}
+}
+
+// TestScaleCommandContention: ranks whose streams say they shared fewer
+// CPUs than they had threads get one host's noise at any N under the
+// default -host-noise auto, say so per prediction and in a warning, and
+// -host-noise independent overrides it.
+func TestScaleCommandContention(t *testing.T) {
+	dir := t.TempDir()
+	writeScaleResultsMeta(t, dir, 4, 200, `,"host":"ci","threads":1,"affinity":[0,1]`)
+	for _, c := range []struct {
+		flag, want, reason string
+		warned             bool
+	}{
+		{"auto", "shared", "4 ranks x 1 thread on 2 CPUs", true},
+		{"independent", "independent", "", false},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), []string{"scale", "-format", "json", "-host-noise", c.flag, "-ranks", "1024", "-boot", "2", "-steps", "500", dir}, &stdout, &stderr)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+		var out struct {
+			Predictions []struct {
+				Noise  string `json:"host_noise"`
+				Reason string `json:"host_noise_reason"`
+			} `json:"predictions"`
+			Model struct {
+				HostNoise string `json:"host_noise"`
+			} `json:"model"`
+			Warnings []string `json:"warnings"`
+		}
+		if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+			t.Fatalf("%v\n%s", err, stdout.String())
+		}
+		if out.Model.HostNoise != c.flag {
+			t.Errorf("-host-noise %s: model.host_noise %q", c.flag, out.Model.HostNoise)
+		}
+		for _, p := range out.Predictions {
+			if p.Noise != c.want || p.Reason != c.reason {
+				t.Errorf("-host-noise %s: prediction's noise %q (%q), want %q (%q)", c.flag, p.Noise, p.Reason, c.want, c.reason)
+			}
+		}
+		warned := strings.Contains(strings.Join(out.Warnings, "\n"), "shared this host's CPUs (4 ranks x 1 thread on 2 CPUs)")
+		if warned != c.warned {
+			t.Errorf("-host-noise %s: warned of contention %v, want %v: %q", c.flag, warned, c.warned, out.Warnings)
+		}
+	}
+	var stderr bytes.Buffer
+	if code := run(context.Background(), []string{"scale", "-host-noise", "hosts", dir}, io.Discard, &stderr); code != 2 || !strings.Contains(stderr.String(), "want auto, independent, shared") {
+		t.Errorf("-host-noise hosts: exit %d, %s", code, stderr.String())
 	}
 }
 
