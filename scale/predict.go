@@ -32,11 +32,11 @@ const (
 	NoiseShared = "shared"
 	// NoiseAuto: independent where the measured ranks had a CPU each,
 	// shared where they outnumbered the host's CPUs. Ranks taking turns
-	// on shared cores make most of such a host's noise (4 ranks on this
-	// 2-core CI host: a step's slowest rank at p90 is 1.7x its p50), and a
-	// cluster that gives each rank its CPUs has none of it; multiplied by
-	// 256 hosts it put +26..+50% on every policy's p50 at 1024 ranks,
-	// GC-free or not.
+	// on shared cores make most of such a host's noise (straggler-gc's 4
+	// ranks on a 2-core host: the slowest rank's own time at p90 is
+	// 1.75-2.0x its p50, a lone rank's 1.2x), and a cluster that gives
+	// each rank its CPUs has none of it; multiplied by 256 hosts it put
+	// +15..+57% on every policy's p50 at 1024 ranks, GC-free or not.
 	NoiseAuto = "auto"
 )
 
