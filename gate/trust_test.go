@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gcjitter/gcjitter/cases"
 	"github.com/gcjitter/gcjitter/golden"
 	"github.com/gcjitter/gcjitter/results"
 )
@@ -77,5 +78,25 @@ func TestContaminatedBaselineNamed(t *testing.T) {
 	clean := plan(t, baseline(t, "test-cpu", nil), fixtureCase(t))
 	if notes := clean.Contamination(); len(notes) != 0 {
 		t.Errorf("the fixture's own baseline called contaminated: %q", notes)
+	}
+}
+
+// TestWarnsOfBusyHost: a gate whose runs were made beside other load, or
+// whose baseline was (golden update -allow-busy), says so even when it
+// passes; a quiet one says nothing of load.
+func TestWarnsOfBusyHost(t *testing.T) {
+	other := func(v float64) *float64 { return &v }
+	m := &results.Manifest{Host: results.Host{CPUs: 2}, Runs: []*results.Run{{OtherCPUs: other(1.2)}, {OtherCPUs: other(0.1)}, {}}}
+	g := &golden.Golden{Provenance: golden.Provenance{CPUs: 2, OtherCPUs: 0.9}}
+	o := &Outcome{Plan: &Plan{Cases: []*cases.Case{{Name: "c"}}, Goldens: map[string]*golden.Golden{"c": g}}, Manifest: m}
+	got := strings.Join(o.Warnings(), "\n")
+	for _, want := range []string{"the host was busy during 1 of 3 runs: other processes kept up to 1.20 CPUs busy (over 0.50 of 2)", "the baseline of c was made beside other load (up to 0.90 CPUs"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("warnings lack %q:\n%s", want, got)
+		}
+	}
+	m.Runs[0].OtherCPUs, g.Provenance.OtherCPUs = other(0.4), 0.3
+	if w := o.Warnings(); len(w) != 0 {
+		t.Errorf("a quiet gate warns: %q", w)
 	}
 }

@@ -113,11 +113,17 @@ func (c Contamination) String() string {
 type ContaminatedError struct {
 	Dir      string // the results directory, kept
 	Variants []Contamination
+	// Busy are runs made beside other load (BusyLimit of the host's CPUs).
+	Busy []BusyRun
+	CPUs int
 }
 
 func (e *ContaminatedError) Error() string {
-	lines := []string{fmt.Sprintf("the host was disturbed during these runs: their timings disagree beyond its noise (%s at %.1fx or 1/%.1fx of its variant's median or beyond, %.1fx for runs under %.0f s, modified z-score above %.1f); no baseline was written:",
-		strings.Join(stats.OutlierMetrics, " or "), stats.OutlierRatio, stats.OutlierRatio, stats.OutlierRatioShort, stats.OutlierShortRunNS/1e9, stats.OutlierZ)}
+	var lines []string
+	if len(e.Variants) > 0 {
+		lines = append(lines, fmt.Sprintf("the host was disturbed during these runs: their timings disagree beyond its noise (%s at %.1fx or 1/%.1fx of its variant's median or beyond, %.1fx for runs under %.0f s, modified z-score above %.1f); no baseline was written:",
+			strings.Join(stats.OutlierMetrics, " or "), stats.OutlierRatio, stats.OutlierRatio, stats.OutlierRatioShort, stats.OutlierShortRunNS/1e9, stats.OutlierZ))
+	}
 	faster := false
 	for _, c := range e.Variants {
 		lines = append(lines, "  "+c.String())
@@ -129,6 +135,14 @@ func (e *ContaminatedError) Error() string {
 	}
 	if faster {
 		lines = append(lines, "a run far faster than its variant's median means most of the variant's runs were slowed")
+	}
+	if len(e.Busy) > 0 {
+		lines = append(lines, fmt.Sprintf("the host was busy while these runs ran: other processes kept more than %.2f of its %d CPUs busy on average (a load spanning the session slows every run alike, so the runs agree and a gate against them lets a regression pass); no baseline was written:",
+			BusyLimit(e.CPUs), e.CPUs))
+		for _, b := range e.Busy {
+			lines = append(lines, "  "+b.String())
+		}
+		lines = append(lines, "stop what loads the host, or write the baseline anyway with -allow-busy (its provenance records the load)")
 	}
 	lines = append(lines, fmt.Sprintf("the runs are kept in %s; rerun on a quiet host (gcjitter system shows what loads this one)", e.Dir))
 	return strings.Join(lines, "\n")

@@ -59,7 +59,7 @@ func fiveRuns(t *testing.T, slow map[int]bool) *results.Manifest {
 func TestUpdateRefusesDisturbedRuns(t *testing.T) {
 	dir := t.TempDir()
 	var out bytes.Buffer
-	err := Update(&out, dir, "test-cpu", fiveRuns(t, map[int]bool{4: true, 5: true}), fixtureDir, []string{"fixture"})
+	err := Update(&out, dir, "test-cpu", fiveRuns(t, map[int]bool{4: true, 5: true}), fixtureDir, []string{"fixture"}, UpdateOptions{})
 	var refused *ContaminatedError
 	if !errors.As(err, &refused) {
 		t.Fatalf("disturbed runs: %v, want a ContaminatedError", err)
@@ -72,10 +72,72 @@ func TestUpdateRefusesDisturbedRuns(t *testing.T) {
 	if files, _ := filepath.Glob(filepath.Join(dir, "*", "*")); len(files) > 0 {
 		t.Errorf("written despite the refusal: %v", files)
 	}
-	if err := Update(&out, dir, "test-cpu", fiveRuns(t, nil), fixtureDir, []string{"fixture"}); err != nil {
+	if err := Update(&out, dir, "test-cpu", fiveRuns(t, nil), fixtureDir, []string{"fixture"}, UpdateOptions{}); err != nil {
 		t.Fatalf("undisturbed runs: %v", err)
 	}
 	if _, err := os.Stat(Path(dir, "test-cpu", "fixture")); err != nil {
 		t.Errorf("undisturbed runs not written: %v", err)
+	}
+}
+
+// TestUpdateRefusesBusyRuns: runs that agree with each other (a load that
+// spanned the whole session) are still refused when other processes kept
+// more than BusyLimit of the host's CPUs busy while they ran: the refusal
+// names each such run and -allow-busy; runs at or under the limit, or that
+// do not record it, are not judged; AllowBusy writes the baseline with the
+// load in its provenance and golden show's host facts.
+func TestUpdateRefusesBusyRuns(t *testing.T) {
+	if got := BusyLimit(2); got != 0.5 {
+		t.Errorf("BusyLimit(2) = %v, want 0.5 (at least half a CPU)", got)
+	}
+	if got := BusyLimit(64); got != 16 {
+		t.Errorf("BusyLimit(64) = %v, want 16 (a quarter of the CPUs)", got)
+	}
+	load := func(m *results.Manifest, cpus int, other ...float64) *results.Manifest {
+		m.Host.CPUs = cpus
+		for i, r := range m.Runs {
+			if i < len(other) && other[i] >= 0 {
+				r.OtherCPUs = &other[i]
+			}
+		}
+		return m
+	}
+	dir := t.TempDir()
+	var out bytes.Buffer
+	// Ten runs: the first busy, the second just under the limit, the third
+	// unrecorded, the rest quiet.
+	m := load(fiveRuns(t, nil), 2, 1.3, 0.5, -1, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05)
+	err := Update(&out, dir, "test-cpu", m, fixtureDir, []string{"fixture"}, UpdateOptions{})
+	var refused *ContaminatedError
+	if !errors.As(err, &refused) {
+		t.Fatalf("a busy run: %v, want a ContaminatedError", err)
+	}
+	if len(refused.Busy) != 1 || refused.Busy[0].ID != "fixture/default/run-01" || len(refused.Variants) != 0 {
+		t.Errorf("refused %+v and %+v, want only fixture/default/run-01 as busy", refused.Busy, refused.Variants)
+	}
+	for _, want := range []string{"more than 0.50 of its 2 CPUs", "run fixture/default/run-01: other processes kept 1.30 CPUs busy", "-allow-busy", "no baseline was written"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the refusal lacks %q:\n%v", want, err)
+		}
+	}
+	if got := refused.Cases(); len(got) != 1 || got[0] != "fixture" {
+		t.Errorf("cases to run again: %q, want fixture", got)
+	}
+	if files, _ := filepath.Glob(filepath.Join(dir, "*", "*")); len(files) > 0 {
+		t.Errorf("written despite the refusal: %v", files)
+	}
+	if err := Update(&out, dir, "test-cpu", m, fixtureDir, []string{"fixture"}, UpdateOptions{AllowBusy: true}); err != nil {
+		t.Fatalf("-allow-busy: %v", err)
+	}
+	g, err := Read(Path(dir, "test-cpu", "fixture"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Provenance.OtherCPUs != 1.3 || !strings.Contains(g.Provenance.HostFacts(), "other load up to 1.30 CPUs") {
+		t.Errorf("provenance other load %v, host facts %q: want 1.3", g.Provenance.OtherCPUs, g.Provenance.HostFacts())
+	}
+	quiet := load(fiveRuns(t, nil), 2, 0.2, 0.3, 0.1)
+	if err := Update(&out, t.TempDir(), "test-cpu", quiet, fixtureDir, []string{"fixture"}, UpdateOptions{}); err != nil {
+		t.Errorf("quiet runs: %v", err)
 	}
 }

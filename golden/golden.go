@@ -61,7 +61,11 @@ type Provenance struct {
 	Isolated string  `json:"isolated_cpus,omitempty"`
 	LoadAvg  float64 `json:"load_avg_1m,omitempty"`
 	MemKB    int64   `json:"mem_total_kb,omitempty"`
-	Results  string  `json:"results"` // the results directory it came from
+	// OtherCPUs is the most CPUs other processes kept busy during any of
+	// the baseline's runs (0: none, or not recorded); above BusyLimit only
+	// when written with golden update -allow-busy.
+	OtherCPUs float64 `json:"other_cpus_max,omitempty"`
+	Results   string  `json:"results"` // the results directory it came from
 }
 
 // Env is the environment key (results.Env, the one type every layer
@@ -164,7 +168,7 @@ func FromResults(m *results.Manifest, dir, caseName, hostClass string) (*Golden,
 		Provenance: Provenance{Tool: m.Tool, Date: m.Started.UTC().Format(time.RFC3339), Host: m.Host.Hostname,
 			CPUModel: m.Host.CPUModel, CPUs: m.Host.CPUs, GPUs: strings.Join(m.Host.GPUs, "; "),
 			Kernel: m.Host.Kernel, Governor: m.Host.Governor, Turbo: m.Host.Turbo, Isolated: m.Host.IsolatedCPU,
-			LoadAvg: m.Host.LoadAvg, MemKB: m.Host.MemTotalKB, Results: dir},
+			LoadAvg: m.Host.LoadAvg, MemKB: m.Host.MemTotalKB, OtherCPUs: maxOtherCPUs(m, caseName), Results: dir},
 		Size: Size{Steps: c.Steps, Warmup: c.Warmup, Runs: c.Runs, Spike: c.SpikeRule()},
 	}
 	steps, err := results.LoadSteps(dir)

@@ -7,7 +7,7 @@ import (
 )
 
 // TestShippedBaselinesMatchShippedWorker: every committed baseline was made
-// by the worker that ships. A change to bench/worker.py without remade
+// by the worker that ships, on a host neither disturbed nor busy. A change to bench/worker.py without remade
 // baselines cannot land: against a baseline of another worker every
 // schedule change reads as "environment changed" and gates nothing.
 // (That their schedules match what this worker produces at their size is
@@ -29,6 +29,13 @@ func TestShippedBaselinesMatchShippedWorker(t *testing.T) {
 		}
 		for _, c := range Contaminated(gs...) {
 			t.Errorf("%s is contaminated (made on a disturbed host): %s", Path(".", class, c.Case), c)
+		}
+		// A load over the whole session slows every run alike, which the
+		// test above cannot see; golden update records it.
+		for _, g := range gs {
+			if p := g.Provenance; p.OtherCPUs > BusyLimit(p.CPUs) {
+				t.Errorf("%s was made beside other load (up to %.2f CPUs, golden update -allow-busy): remake it on a quiet host", Path(".", class, g.Case), p.OtherCPUs)
+			}
 		}
 	}
 }

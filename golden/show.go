@@ -74,6 +74,9 @@ func (p Provenance) HostFacts() string {
 	if p.MemKB > 0 {
 		add("memory", fmt.Sprintf("%.1f GiB", float64(p.MemKB)/(1<<20)))
 	}
+	if p.OtherCPUs > 0 {
+		add("other load", fmt.Sprintf("up to %.2f CPUs", p.OtherCPUs))
+	}
 	return strings.Join(parts, ", ")
 }
 
@@ -124,14 +127,21 @@ type Source struct {
 // results cannot make a baseline of is bad input (*UpdateError); runs a
 // disturbance contaminated are refused (*ContaminatedError) and nothing is
 // written.
-func Update(w io.Writer, dir, class string, m *results.Manifest, resDir string, names []string) error {
-	return UpdateFrom(w, dir, class, []Source{{m, resDir, names}})
+func Update(w io.Writer, dir, class string, m *results.Manifest, resDir string, names []string, opt UpdateOptions) error {
+	return UpdateFrom(w, dir, class, []Source{{m, resDir, names}}, opt)
+}
+
+// UpdateOptions are golden update's choices.
+type UpdateOptions struct {
+	// AllowBusy writes baselines from runs made beside other load
+	// (BusyLimit); the baseline's provenance records how much.
+	AllowBusy bool
 }
 
 // UpdateFrom is Update from several results directories (a session and
 // the rerun of its disturbed cases), checked for contamination as one
 // session.
-func UpdateFrom(w io.Writer, dir, class string, srcs []Source) error {
+func UpdateFrom(w io.Writer, dir, class string, srcs []Source, opt UpdateOptions) error {
 	// Every baseline is made and checked before any is written: runs a
 	// disturbance contaminated are refused, all of them or none written.
 	var gs []*Golden
@@ -153,7 +163,13 @@ func UpdateFrom(w io.Writer, dir, class string, srcs []Source) error {
 		c.IDs = runIDs(ms[c.Case], c.Case, c.Variant)
 		refused.Variants = append(refused.Variants, c)
 	}
-	if len(refused.Variants) > 0 {
+	if !opt.AllowBusy {
+		for _, src := range srcs {
+			refused.Busy = append(refused.Busy, busyRuns(src.M, src.Names)...)
+			refused.CPUs = src.M.Host.CPUs
+		}
+	}
+	if len(refused.Variants) > 0 || len(refused.Busy) > 0 {
 		return refused
 	}
 	for _, g := range gs {
@@ -180,6 +196,11 @@ func (e *ContaminatedError) Cases() []string {
 	for _, c := range e.Variants {
 		if !slices.Contains(out, c.Case) {
 			out = append(out, c.Case)
+		}
+	}
+	for _, b := range e.Busy {
+		if !slices.Contains(out, b.Case) {
+			out = append(out, b.Case)
 		}
 	}
 	return out

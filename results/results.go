@@ -119,25 +119,30 @@ const (
 
 // Run is one worker process.
 type Run struct {
-	ID         string            `json:"id"`
-	Case       string            `json:"case"`
-	Variant    string            `json:"variant"`
-	Policy     string            `json:"policy"`
-	Index      int               `json:"index"` // within its variant, 0-based
-	Order      int               `json:"order"` // position in the interleaved order
-	Seed       int64             `json:"seed"`
-	HashSeed   uint32            `json:"hash_seed"`
-	Args       []string          `json:"args"`
-	Records    string            `json:"records"`
-	Stderr     string            `json:"stderr"`
-	Status     string            `json:"status"`
-	Reason     string            `json:"reason,omitempty"`
-	ExitCode   int               `json:"exit_code"`
-	StderrTail string            `json:"stderr_tail,omitempty"`
-	Steps      int               `json:"steps_recorded"`
-	Started    *time.Time        `json:"started,omitempty"`
-	Seconds    float64           `json:"seconds"`
-	Summary    *stats.RunSummary `json:"summary,omitempty"`
+	ID         string     `json:"id"`
+	Case       string     `json:"case"`
+	Variant    string     `json:"variant"`
+	Policy     string     `json:"policy"`
+	Index      int        `json:"index"` // within its variant, 0-based
+	Order      int        `json:"order"` // position in the interleaved order
+	Seed       int64      `json:"seed"`
+	HashSeed   uint32     `json:"hash_seed"`
+	Args       []string   `json:"args"`
+	Records    string     `json:"records"`
+	Stderr     string     `json:"stderr"`
+	Status     string     `json:"status"`
+	Reason     string     `json:"reason,omitempty"`
+	ExitCode   int        `json:"exit_code"`
+	StderrTail string     `json:"stderr_tail,omitempty"`
+	Steps      int        `json:"steps_recorded"`
+	Started    *time.Time `json:"started,omitempty"`
+	Seconds    float64    `json:"seconds"`
+	// OtherCPUs is how many of the host's CPUs, on average while the run
+	// ran, processes other than the run's own kept busy (steal included);
+	// nil where the host cannot say. A baseline made beside other load is
+	// slow in every run alike, which no comparison of its runs can see.
+	OtherCPUs *float64          `json:"other_cpus,omitempty"`
+	Summary   *stats.RunSummary `json:"summary,omitempty"`
 	// Ranks is the number of processes of a multi-rank run (0 or 1: one),
 	// and RankSummary what the ranks did to each other.
 	Ranks       int                `json:"ranks,omitempty"`

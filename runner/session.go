@@ -296,8 +296,13 @@ func (s *Session) runOne(ctx context.Context, script string, p PlannedRun, r *re
 	}
 	start := time.Now()
 	r.Started = &start
+	before, sampled := sampleCPU()
 	res, err := runRanks(ctx)
 	r.Seconds = time.Since(start).Seconds()
+	if after, ok := sampleCPU(); sampled && ok {
+		other := otherCPUs(before, after)
+		r.OtherCPUs = &other
+	}
 	if len(res) == 0 || res[0] == nil { // could not start or write at all
 		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.ENOEXEC) {
 			r.Status, r.Reason = results.StatusFailed, err.Error()

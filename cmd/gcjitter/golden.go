@@ -43,6 +43,7 @@ func goldenUpdate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs, f := measuringFlags("gcjitter golden update", stderr)
 	dir := fs.String("golden", "golden", "baselines directory")
 	from := fs.String("from", "", "make the baselines from this results directory instead of running")
+	allowBusy := fs.Bool("allow-busy", false, fmt.Sprintf("write baselines from runs made beside other load (other processes keeping over %.0f%% of the host's CPUs, at least %.1f, busy); the baseline's provenance records it", 100*golden.BusyShare, golden.BusyMinCPUs))
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: gcjitter golden update [flags] [case ...]
 
@@ -65,7 +66,8 @@ changed against the baseline it replaces.
 	if err != nil {
 		return err
 	}
-	err = golden.Update(stdout, *dir, class, m, resDir, names)
+	opt := golden.UpdateOptions{AllowBusy: *allowBusy}
+	err = golden.Update(stdout, *dir, class, m, resDir, names, opt)
 	var disturbed *golden.ContaminatedError
 	if *from != "" || !errors.As(err, &disturbed) {
 		return err
@@ -93,7 +95,7 @@ changed against the baseline it replaces.
 			clean = append(clean, name)
 		}
 	}
-	return golden.UpdateFrom(stdout, *dir, class, []golden.Source{{M: m, Dir: resDir, Names: clean}, {M: m2, Dir: resDir2, Names: disturbed.Cases()}})
+	return golden.UpdateFrom(stdout, *dir, class, []golden.Source{{M: m, Dir: resDir, Names: clean}, {M: m2, Dir: resDir2, Names: disturbed.Cases()}}, opt)
 }
 
 // baselineRuns are the runs a baseline is made from: a results directory

@@ -46,7 +46,7 @@ variants:
 	if b, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, b)
 	}
-	update := exec.Command(bin, "golden", "update", "-python", py, "-golden", golden, "-host-class", "test-cpu", "-o", filepath.Join(dir, "base"), caseFile)
+	update := exec.Command(bin, "golden", "update", "-allow-busy", "-python", py, "-golden", golden, "-host-class", "test-cpu", "-o", filepath.Join(dir, "base"), caseFile)
 	if out, err := update.CombinedOutput(); err != nil {
 		t.Fatalf("golden update: %v\n%s", err, out)
 	}

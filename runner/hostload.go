@@ -1,0 +1,83 @@
+package runner
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// clockTicks is USER_HZ, the unit of /proc/stat's times: 100 on every
+// Linux ABI Go runs on (the kernel exports it as such whatever its HZ).
+const clockTicks = 100
+
+// cpuSample is what the host's CPUs and this process's family had done at
+// one moment: the host's busy time (everything but idle and iowait, steal
+// included: a hypervisor running another guest is load too), and the CPU
+// time of this process and of its children that have been waited for.
+type cpuSample struct {
+	at         time.Time
+	hostBusy   time.Duration
+	self, kids time.Duration
+}
+
+// sampleCPU reads the host's and this process's CPU times; ok false where
+// /proc/stat or getrusage cannot say (not Linux).
+func sampleCPU() (cpuSample, bool) {
+	s := cpuSample{at: time.Now()}
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return s, false
+	}
+	busy, ok := hostBusy(string(b))
+	if !ok {
+		return s, false
+	}
+	s.hostBusy = busy
+	var self, kids syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &self) != nil || syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids) != nil {
+		return s, false
+	}
+	s.self = rusageCPU(self)
+	s.kids = rusageCPU(kids)
+	return s, true
+}
+
+// hostBusy is the busy time of all CPUs from /proc/stat's "cpu" line:
+// user, nice, system, irq, softirq and steal (guest time is inside user).
+func hostBusy(stat string) (time.Duration, bool) {
+	line, _, _ := strings.Cut(stat, "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0, false
+	}
+	var ticks int64
+	for _, i := range []int{1, 2, 3, 6, 7, 8} { // user nice system [idle iowait] irq softirq steal
+		v, err := strconv.ParseInt(f[i], 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		ticks += v
+	}
+	return time.Duration(ticks) * (time.Second / clockTicks), true
+}
+
+func rusageCPU(r syscall.Rusage) time.Duration {
+	return time.Duration(r.Utime.Nano() + r.Stime.Nano())
+}
+
+// otherCPUs is how many CPUs, on average between two samples, processes
+// other than this one and the children it reaped kept busy: the host's
+// busy time less ours, over the wall time. Runs of a session are one after
+// another and their processes are waited for before the second sample, so
+// ours is the run's (every rank, the launcher, what they reaped) plus
+// gcjitter's own reading of the records.
+func otherCPUs(a, b cpuSample) float64 {
+	wall := b.at.Sub(a.at).Seconds()
+	if wall <= 0 {
+		return 0
+	}
+	ours := (b.self - a.self) + (b.kids - a.kids)
+	return max(0, (b.hostBusy-a.hostBusy-ours).Seconds()/wall)
+}
