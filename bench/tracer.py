@@ -171,16 +171,21 @@ class Tracer(object):
 
     def step(self):
         """A step ended: record it (the first end only starts the clock)."""
-        if os.getpid() != self.pid:
-            return
         scheduled = False
         if self.t0 is not None and self.policy is not None and self.policy.has_step_action:
             # Inside the step's time, before t1, as the worker's loop does
             # it: the step that collects is the slow one, marked sched.
+            if os.getpid() != self.pid:
+                return
             self.ends += 1
             scheduled = self._step_action()
         t1 = perf_counter_ns()
-        if self.done:
+        # getpid is a system call: after t1, not inside every step's time
+        # (it put ~100-200 ns in each traced step). A forked child never
+        # gets here through the module's functions (_after_fork drops the
+        # parent's tracer there); this guards a bound method kept across
+        # a fork.
+        if self.done or os.getpid() != self.pid:
             return
         if self.t0 is None:
             self.recorder.take(t1)  # set-up's collections are not a step's
