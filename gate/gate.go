@@ -333,9 +333,9 @@ func (o *Outcome) Warnings() []string {
 	}
 	// Other load slows a side's runs alike: a regression or an improvement
 	// in its timings may be the host's.
-	limit, busy, most := golden.BusyLimit(o.Manifest.Host.CPUs), 0, 0.0
+	limit, busy, most := results.BusyLimit(o.Manifest.Host.CPUs), 0, 0.0
 	for _, r := range o.Manifest.Runs {
-		if r.OtherCPUs != nil && *r.OtherCPUs > limit {
+		if r.Busy(o.Manifest.Host.CPUs) {
 			busy++
 			most = max(most, *r.OtherCPUs)
 		}
@@ -344,7 +344,7 @@ func (o *Outcome) Warnings() []string {
 		out = append(out, fmt.Sprintf("the host was busy during %d of %d runs: other processes kept up to %.2f CPUs busy (over %.2f of %d), so their timings are partly the host's", busy, len(o.Manifest.Runs), most, limit, o.Manifest.Host.CPUs))
 	}
 	for _, c := range o.Plan.Cases {
-		if g := o.Plan.Goldens[c.Name]; g != nil && g.Provenance.OtherCPUs > golden.BusyLimit(g.Provenance.CPUs) {
+		if g := o.Plan.Goldens[c.Name]; g != nil && g.Provenance.OtherCPUs > results.BusyLimit(g.Provenance.CPUs) {
 			out = append(out, fmt.Sprintf("the baseline of %s was made beside other load (up to %.2f CPUs, golden update -allow-busy): a regression as slow as that load would pass", c.Name, g.Provenance.OtherCPUs))
 		}
 	}

@@ -138,7 +138,7 @@ func (e *ContaminatedError) Error() string {
 	}
 	if len(e.Busy) > 0 {
 		lines = append(lines, fmt.Sprintf("the host was busy while these runs ran: other processes kept more than %.2f of its %d CPUs busy on average (a load spanning the session slows every run alike, so the runs agree and a gate against them lets a regression pass); no baseline was written:",
-			BusyLimit(e.CPUs), e.CPUs))
+			results.BusyLimit(e.CPUs), e.CPUs))
 		for _, b := range e.Busy {
 			lines = append(lines, "  "+b.String())
 		}

@@ -87,11 +87,11 @@ func TestUpdateRefusesDisturbedRuns(t *testing.T) {
 // do not record it, are not judged; AllowBusy writes the baseline with the
 // load in its provenance and golden show's host facts.
 func TestUpdateRefusesBusyRuns(t *testing.T) {
-	if got := BusyLimit(2); got != 0.5 {
-		t.Errorf("BusyLimit(2) = %v, want 0.5 (at least half a CPU)", got)
+	if got := results.BusyLimit(2); got != 0.5 {
+		t.Errorf("results.BusyLimit(2) = %v, want 0.5 (at least half a CPU)", got)
 	}
-	if got := BusyLimit(64); got != 16 {
-		t.Errorf("BusyLimit(64) = %v, want 16 (a quarter of the CPUs)", got)
+	if got := results.BusyLimit(64); got != 16 {
+		t.Errorf("results.BusyLimit(64) = %v, want 16 (a quarter of the CPUs)", got)
 	}
 	load := func(m *results.Manifest, cpus int, other ...float64) *results.Manifest {
 		m.Host.CPUs = cpus

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/gcjitter/gcjitter/bench"
+	"github.com/gcjitter/gcjitter/results"
 )
 
 // TestShippedBaselinesMatchShippedWorker: every committed baseline was made
@@ -33,7 +34,7 @@ func TestShippedBaselinesMatchShippedWorker(t *testing.T) {
 		// A load over the whole session slows every run alike, which the
 		// test above cannot see; golden update records it.
 		for _, g := range gs {
-			if p := g.Provenance; p.OtherCPUs > BusyLimit(p.CPUs) {
+			if p := g.Provenance; p.OtherCPUs > results.BusyLimit(p.CPUs) {
 				t.Errorf("%s was made beside other load (up to %.2f CPUs, golden update -allow-busy): remake it on a quiet host", Path(".", class, g.Case), p.OtherCPUs)
 			}
 		}

@@ -149,3 +149,23 @@ func TestMemoryChartInChromium(t *testing.T) {
 		t.Errorf("console errors: %q", errs)
 	}
 }
+
+// TestRunSummaryNotesBusyRuns: runs made beside other load (over
+// results.BusyLimit) are noted with their variant, count and load; runs
+// under it or that recorded none are not.
+func TestRunSummaryNotesBusyRuns(t *testing.T) {
+	m := memoryDoc(100).Manifest
+	m.Host.CPUs = 2
+	busy, quiet := 1.3, 0.4
+	m.Runs[0].OtherCPUs = &busy  // default
+	m.Runs[1].OtherCPUs = &quiet // disabled
+	var b bytes.Buffer
+	RunSummaryText(&b, m)
+	out := b.String()
+	if want := "note: default: 1 of 1 runs beside other load (other processes kept up to 1.30 of the host's 2 CPUs busy, over 0.50)"; !strings.Contains(out, want) {
+		t.Errorf("summary lacks %q:\n%s", want, out)
+	}
+	if strings.Contains(out, "disabled: 1 of 1 runs beside other load") {
+		t.Errorf("a run under the limit is noted as busy:\n%s", out)
+	}
+}

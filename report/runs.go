@@ -70,6 +70,10 @@ func VariantSummaries(m *results.Manifest) []VariantSummary {
 					}
 				}
 			}
+			if n, most := busyRuns(m, c.Name, v.Name); n > 0 {
+				vs.Notes = append(vs.Notes, fmt.Sprintf("%s: %d of %d runs beside other load (other processes kept up to %.2f of the host's %d CPUs busy, over %.2f): their timings are partly the host's",
+					v.Name, n, vs.Runs, most, m.Host.CPUs, results.BusyLimit(m.Host.CPUs)))
+			}
 			vs.RunsOK = len(sums)
 			if len(sums) > 0 {
 				summarizeRuns(&vs, sums)
@@ -80,6 +84,18 @@ func VariantSummaries(m *results.Manifest) []VariantSummary {
 		}
 	}
 	return out
+}
+
+// busyRuns counts a variant's runs made beside other load
+// (results.BusyLimit) and the most load any of them saw.
+func busyRuns(m *results.Manifest, caseName, variant string) (n int, most float64) {
+	for _, r := range m.Runs {
+		if r.Case == caseName && r.Variant == variant && r.Busy(m.Host.CPUs) {
+			n++
+			most = max(most, *r.OtherCPUs)
+		}
+	}
+	return n, most
 }
 
 func summarizeRuns(vs *VariantSummary, sums []*stats.RunSummary) {
