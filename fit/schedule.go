@@ -112,9 +112,9 @@ func (s Schedule) Period() float64 {
 
 // Gen2Pause is the median full-collection pause (ns); 0 without one. The
 // median, not the mean: a run has a handful of full collections, and one
-// descheduled by a busy host (a CI run's 28-reference fit measured 65 ms,
-// its check 92 ms, the other packages' tests beside it) moves the mean of
-// a handful by a third.
+// descheduled by a busy moment of the host (a clean CI run's fit measured
+// 65 ms for its 28-reference heap, its check of the same knobs 92 ms)
+// moves the mean of a handful by a third.
 func (s Schedule) Gen2Pause() float64 {
 	if len(s.Gen2PauseNS) == 0 {
 		return 0

@@ -18,9 +18,9 @@ import (
 // the whole session slows every run alike, so the runs agree with each
 // other; the other load each run recorded still refuses the baseline (exit
 // 3, after running the cases once more), and -allow-busy writes it with
-// the load in its provenance. (On the side of a quiet host: make test runs
-// packages side by side, so a quiet reading cannot be promised here; the
-// limit itself is tested in golden.)
+// the load in its provenance. (On the side of a quiet host: this package's
+// scripts run side by side, so a quiet reading cannot be promised here;
+// the limit itself is tested in golden.)
 func TestGoldenUpdateRefusesBusyHost(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the worker beside a CPU burner")
