@@ -1,7 +1,10 @@
 package runner
 
 import (
+	"cmp"
+	"context"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -80,4 +83,89 @@ func otherCPUs(a, b cpuSample) float64 {
 	}
 	ours := (b.self - a.self) + (b.kids - a.kids)
 	return max(0, (b.hostBusy-a.hostBusy-ours).Seconds()/wall)
+}
+
+// ProcCPU is a process's CPU use over a sampled interval.
+type ProcCPU struct {
+	PID  int
+	Name string
+	CPUs float64 // CPUs kept busy on average over the interval
+}
+
+// OtherLoad watches the host for d: how many CPUs processes other than
+// this one kept busy on average, and the busiest of them (up to five, each
+// at least 0.05 CPUs), for gcjitter system to say what loads the host. ok
+// is false where /proc cannot say.
+func OtherLoad(ctx context.Context, d time.Duration) (other float64, busiest []ProcCPU, ok bool) {
+	a, ok := sampleCPU()
+	if !ok {
+		return 0, nil, false
+	}
+	before := procTicks()
+	select {
+	case <-ctx.Done():
+		return 0, nil, false
+	case <-time.After(d):
+	}
+	b, ok := sampleCPU()
+	if !ok {
+		return 0, nil, false
+	}
+	wall := b.at.Sub(a.at).Seconds()
+	self := os.Getpid()
+	for pid, t := range procTicks() {
+		if t0, seen := before[pid]; seen && pid != self && t.ticks > t0.ticks {
+			if cpus := float64(t.ticks-t0.ticks) / clockTicks / wall; cpus >= 0.05 {
+				busiest = append(busiest, ProcCPU{PID: pid, Name: t.name, CPUs: cpus})
+			}
+		}
+	}
+	slices.SortFunc(busiest, func(x, y ProcCPU) int { return cmp.Compare(y.CPUs, x.CPUs) })
+	return otherCPUs(a, b), busiest[:min(len(busiest), 5)], true
+}
+
+type procTime struct {
+	name  string
+	ticks int64
+}
+
+// procTicks are every process's CPU ticks (user and system, all its
+// threads) from /proc/PID/stat.
+func procTicks() map[int]procTime {
+	out := map[int]procTime{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue // it exited
+		}
+		if name, ticks, ok := parseProcStat(string(b)); ok {
+			out[pid] = procTime{name, ticks}
+		}
+	}
+	return out
+}
+
+// parseProcStat reads a /proc/PID/stat line: the command's name (between
+// the first '(' and the last ')': a name may hold either) and utime +
+// stime, the 14th and 15th fields.
+func parseProcStat(line string) (name string, ticks int64, ok bool) {
+	open, end := strings.IndexByte(line, '('), strings.LastIndexByte(line, ')')
+	if open < 0 || end < open {
+		return "", 0, false
+	}
+	f := strings.Fields(line[end+1:]) // from field 3 (state) on
+	if len(f) < 13 {
+		return "", 0, false
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return "", 0, false
+	}
+	return line[open+1 : end], utime + stime, true
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/gcjitter/gcjitter/cases"
 	"github.com/gcjitter/gcjitter/results"
@@ -53,6 +54,38 @@ type SystemCheck struct {
 	Baselines int
 	Differs   []string
 	Classes   []string
+	// Load is what other processes did while the host was watched
+	// (AddLoad); nil when it was not.
+	Load *SampledLoad
+}
+
+// SampledLoad is the host watched for a while: the CPUs other processes
+// kept busy on average, and the busiest of them.
+type SampledLoad struct {
+	Over      time.Duration
+	OtherCPUs float64
+	Busiest   []ProcCPU
+}
+
+// AddLoad records a sample of the other load (OtherLoad) and advises when
+// it is over what a baseline may be made beside (results.BusyLimit).
+func (s *SystemCheck) AddLoad(l SampledLoad) {
+	s.Load = &l
+	if limit := results.BusyLimit(s.Host.CPUs); l.OtherCPUs > limit {
+		s.Advice = append(s.Advice, fmt.Sprintf("other processes keep %.2f CPUs busy (%s): golden update refuses runs beside more than %.2f, and every run is slowed alike; stop them first",
+			l.OtherCPUs, busiestText(l.Busiest), limit))
+	}
+}
+
+func busiestText(ps []ProcCPU) string {
+	if len(ps) == 0 {
+		return "none that ran through the whole watch: short-lived processes"
+	}
+	parts := make([]string, len(ps))
+	for i, p := range ps {
+		parts[i] = fmt.Sprintf("%s (pid %d) %.2f", p.Name, p.PID, p.CPUs)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // CheckSystem looks at the host's facts (ProbeHost) and the free space
@@ -106,6 +139,9 @@ func (s *SystemCheck) Write(w io.Writer) {
 	fmt.Fprintf(w, "CPU: %s, %d CPUs; memory %.1f GiB\n", orUnknown(h.CPUModel), h.CPUs, float64(h.MemTotalKB)/(1<<20))
 	fmt.Fprintf(w, "frequency governor: %s; turbo: %s; isolated CPUs: %s\n", orUnknown(h.Governor), orUnknown(h.Turbo), map[bool]string{true: "none", false: h.IsolatedCPU}[h.IsolatedCPU == ""])
 	fmt.Fprintf(w, "load: %.2f (1 minute) on %d CPUs\n", h.LoadAvg, h.CPUs)
+	if l := s.Load; l != nil {
+		fmt.Fprintf(w, "other load: %.2f CPUs over %s (busiest: %s)\n", l.OtherCPUs, l.Over, busiestText(l.Busiest))
+	}
 	acc := "none"
 	if len(h.GPUs) > 0 {
 		acc = strings.Join(h.GPUs, "; ")

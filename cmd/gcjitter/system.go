@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/gcjitter/gcjitter/golden"
 	"github.com/gcjitter/gcjitter/internal/cli"
@@ -39,6 +40,12 @@ nothing; exit 0.
 		return cli.Usagef("%v", err)
 	}
 	check := runner.CheckSystem(h, ".")
+	// A second's watch says what keeps the host busy now (the load
+	// average is a minute's, and counts waiting, not what runs).
+	const watch = time.Second
+	if other, busiest, ok := runner.OtherLoad(ctx, watch); ok {
+		check.AddLoad(runner.SampledLoad{Over: watch, OtherCPUs: other, Busiest: busiest})
+	}
 	check.Class = class
 	for _, g := range golden.ReadClass(*dir, class) {
 		for _, d := range g.HostDiffers(h) {
