@@ -344,8 +344,8 @@ func (o *Outcome) Warnings() []string {
 		out = append(out, fmt.Sprintf("the host was busy during %d of %d runs: other processes kept up to %.2f CPUs busy (over %.2f of %d), so their timings are partly the host's", busy, len(o.Manifest.Runs), most, limit, o.Manifest.Host.CPUs))
 	}
 	for _, c := range o.Plan.Cases {
-		if g := o.Plan.Goldens[c.Name]; g != nil && g.Provenance.OtherCPUs > results.BusyLimit(g.Provenance.CPUs) {
-			out = append(out, fmt.Sprintf("the baseline of %s was made beside other load (up to %.2f CPUs, golden update -allow-busy): a regression as slow as that load would pass", c.Name, g.Provenance.OtherCPUs))
+		if g := o.Plan.Goldens[c.Name]; g != nil && g.Provenance.Busy() {
+			out = append(out, fmt.Sprintf("the baseline of %s was made beside other load (up to %.2f CPUs, golden update -allow-busy): a regression as slow as that load would pass", c.Name, *g.Provenance.OtherCPUs))
 		}
 	}
 	return out

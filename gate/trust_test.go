@@ -87,7 +87,7 @@ func TestContaminatedBaselineNamed(t *testing.T) {
 func TestWarnsOfBusyHost(t *testing.T) {
 	other := func(v float64) *float64 { return &v }
 	m := &results.Manifest{Host: results.Host{CPUs: 2}, Runs: []*results.Run{{OtherCPUs: other(1.2)}, {OtherCPUs: other(0.1)}, {}}}
-	g := &golden.Golden{Provenance: golden.Provenance{CPUs: 2, OtherCPUs: 0.9}}
+	g := &golden.Golden{Provenance: golden.Provenance{CPUs: 2, OtherCPUs: other(0.9)}}
 	o := &Outcome{Plan: &Plan{Cases: []*cases.Case{{Name: "c"}}, Goldens: map[string]*golden.Golden{"c": g}}, Manifest: m}
 	got := strings.Join(o.Warnings(), "\n")
 	for _, want := range []string{"the host was busy during 1 of 3 runs: other processes kept up to 1.20 CPUs busy (over 0.50 of 2)", "the baseline of c was made beside other load (up to 0.90 CPUs"} {
@@ -95,7 +95,7 @@ func TestWarnsOfBusyHost(t *testing.T) {
 			t.Errorf("warnings lack %q:\n%s", want, got)
 		}
 	}
-	m.Runs[0].OtherCPUs, g.Provenance.OtherCPUs = other(0.4), 0.3
+	m.Runs[0].OtherCPUs, g.Provenance.OtherCPUs = other(0.4), other(0.3)
 	if w := o.Warnings(); len(w) != 0 {
 		t.Errorf("a quiet gate warns: %q", w)
 	}

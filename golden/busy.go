@@ -25,16 +25,23 @@ func busyRuns(m *results.Manifest, names []string) []BusyRun {
 	return out
 }
 
-// maxOtherCPUs is the most other load any of a case's runs recorded; 0
+// maxOtherCPUs is the most other load any of a case's runs recorded; nil
 // when none did.
-func maxOtherCPUs(m *results.Manifest, caseName string) float64 {
-	most := 0.0
+func maxOtherCPUs(m *results.Manifest, caseName string) *float64 {
+	var most *float64
 	for _, r := range m.Runs {
-		if r.Case == caseName && r.OtherCPUs != nil {
-			most = max(most, *r.OtherCPUs)
+		if r.Case == caseName && r.OtherCPUs != nil && (most == nil || *r.OtherCPUs > *most) {
+			v := *r.OtherCPUs
+			most = &v
 		}
 	}
 	return most
+}
+
+// Busy says whether the baseline was made beside other load over the
+// limit of its host (golden update -allow-busy).
+func (p Provenance) Busy() bool {
+	return p.OtherCPUs != nil && *p.OtherCPUs > results.BusyLimit(p.CPUs)
 }
 
 // String names the run by its ID (which holds its case and variant).

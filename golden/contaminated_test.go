@@ -133,8 +133,8 @@ func TestUpdateRefusesBusyRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.Provenance.OtherCPUs != 1.3 || !strings.Contains(g.Provenance.HostFacts(), "other load up to 1.30 CPUs") {
-		t.Errorf("provenance other load %v, host facts %q: want 1.3", g.Provenance.OtherCPUs, g.Provenance.HostFacts())
+	if p := g.Provenance; p.OtherCPUs == nil || *p.OtherCPUs != 1.3 || !p.Busy() || !strings.Contains(p.HostFacts(), "other load up to 1.30 CPUs") {
+		t.Errorf("provenance other load %v, host facts %q: want 1.3, busy", p.OtherCPUs, p.HostFacts())
 	}
 	quiet := load(fiveRuns(t, nil), 2, 0.2, 0.3, 0.1)
 	if err := Update(&out, t.TempDir(), "test-cpu", quiet, fixtureDir, []string{"fixture"}, UpdateOptions{}); err != nil {

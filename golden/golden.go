@@ -62,10 +62,11 @@ type Provenance struct {
 	LoadAvg  float64 `json:"load_avg_1m,omitempty"`
 	MemKB    int64   `json:"mem_total_kb,omitempty"`
 	// OtherCPUs is the most CPUs other processes kept busy during any of
-	// the baseline's runs (0: none, or not recorded); above BusyLimit only
-	// when written with golden update -allow-busy.
-	OtherCPUs float64 `json:"other_cpus_max,omitempty"`
-	Results   string  `json:"results"` // the results directory it came from
+	// the baseline's runs; nil when they did not record it (a gcjitter
+	// before it did, or a host that cannot say). Above results.BusyLimit
+	// only when written with golden update -allow-busy.
+	OtherCPUs *float64 `json:"other_cpus_max,omitempty"`
+	Results   string   `json:"results"` // the results directory it came from
 }
 
 // Env is the environment key (results.Env, the one type every layer

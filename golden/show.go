@@ -74,8 +74,8 @@ func (p Provenance) HostFacts() string {
 	if p.MemKB > 0 {
 		add("memory", fmt.Sprintf("%.1f GiB", float64(p.MemKB)/(1<<20)))
 	}
-	if p.OtherCPUs > 0 {
-		add("other load", fmt.Sprintf("up to %.2f CPUs", p.OtherCPUs))
+	if p.OtherCPUs != nil {
+		add("other load", fmt.Sprintf("up to %.2f CPUs", *p.OtherCPUs))
 	}
 	return strings.Join(parts, ", ")
 }
