@@ -34,7 +34,9 @@ func TestShippedBaselinesMatchShippedWorker(t *testing.T) {
 		// A load over the whole session slows every run alike, which the
 		// test above cannot see; golden update records it.
 		for _, g := range gs {
-			if p := g.Provenance; p.Busy() {
+			if p := g.Provenance; p.OtherCPUs == nil {
+				t.Errorf("%s does not say how busy its host was (made by a gcjitter before runs recorded other load, or from such runs): remake it on a quiet host", Path(".", class, g.Case))
+			} else if p.Busy() {
 				t.Errorf("%s was made beside other load (up to %.2f CPUs, over %.2f; golden update -allow-busy): remake it on a quiet host", Path(".", class, g.Case), *p.OtherCPUs, results.BusyLimit(p.CPUs))
 			}
 		}
