@@ -101,6 +101,27 @@ func (p *Plan) PlanPower() Power {
 	return pw
 }
 
+// CanGate says whether a gate of the cases at their baselines' sizes, with
+// timings gated, can fail against the baselines of class in dir: refusal
+// is nil, or what such a gate would say before running anything; err is
+// a plan that cannot be made at all (a missing baseline, say). A baseline
+// whose runs spread wide (sub-millisecond steps, short runs) passes
+// golden update yet leaves every gate against it refusing to run (exit 2):
+// golden update asks this of what it just wrote, and CI of what ships.
+// The cases are copied: New sets their sizes.
+func CanGate(cs []*cases.Case, dir, class string, host results.Host) (refusal, err error) {
+	copies := make([]*cases.Case, len(cs))
+	for i, c := range cs {
+		cc := *c
+		copies[i] = &cc
+	}
+	p, err := New(copies, Options{Dir: dir, Class: class, Host: host, Warmup: -1})
+	if err != nil {
+		return nil, err
+	}
+	return p.PlanPower().Refused, nil
+}
+
 func minRunsText(n int) string {
 	if n == 0 {
 		return fmt.Sprintf("more than %d", stats.MaxRunsNeeded)

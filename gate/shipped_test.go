@@ -22,12 +22,12 @@ func TestShippedBaselinesCanGate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := New(quick, Options{Dir: "../golden", Class: class, Host: results.Host{}, Warmup: -1})
+		refusal, err := CanGate(quick, "../golden", class, results.Host{})
 		if err != nil {
 			t.Fatalf("%s: %v", class, err)
 		}
-		if pw := p.PlanPower(); pw.Refused != nil {
-			t.Errorf("gcjitter gate -host-class %s would refuse to run: %v", class, pw.Refused)
+		if refusal != nil {
+			t.Errorf("gcjitter gate -host-class %s would refuse to run: %v", class, refusal)
 		}
 	}
 }

@@ -57,7 +57,8 @@ changed against the baseline it replaces.
 	if done, err := cli.ParseFlags(fs, args); done {
 		return err
 	}
-	class, err := golden.HostClass(f.hostClass, runner.ProbeHost(ctx))
+	host := runner.ProbeHost(ctx)
+	class, err := golden.HostClass(f.hostClass, host)
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}
@@ -68,6 +69,15 @@ changed against the baseline it replaces.
 	}
 	opt := golden.UpdateOptions{AllowBusy: *allowBusy}
 	err = golden.Update(stdout, *dir, class, m, resDir, names, opt)
+	defer func() {
+		if err == nil {
+			caseArgs := names // as written; a case file given stays its path
+			if fs.NArg() == len(names) {
+				caseArgs = fs.Args()
+			}
+			warnIfCannotGate(stderr, f, caseArgs, *dir, class, host)
+		}
+	}()
 	var disturbed *golden.ContaminatedError
 	if *from != "" || !errors.As(err, &disturbed) {
 		return err
@@ -95,7 +105,22 @@ changed against the baseline it replaces.
 			clean = append(clean, name)
 		}
 	}
-	return golden.UpdateFrom(stdout, *dir, class, []golden.Source{{M: m, Dir: resDir, Names: clean}, {M: m2, Dir: resDir2, Names: disturbed.Cases()}}, opt)
+	err = golden.UpdateFrom(stdout, *dir, class, []golden.Source{{M: m, Dir: resDir, Names: clean}, {M: m2, Dir: resDir2, Names: disturbed.Cases()}}, opt)
+	return err
+}
+
+// warnIfCannotGate says, after baselines were written, when a gate at
+// their size could not fail against them (their runs spread too wide):
+// the refusal every gate would give, with the runs that would do. Cases
+// that cannot be loaded again (a -from directory's own) are not checked.
+func warnIfCannotGate(stderr io.Writer, f *commonFlags, args []string, dir, class string, host results.Host) {
+	cs, err := f.loadCases(args)
+	if err != nil {
+		return
+	}
+	if refusal, err := gate.CanGate(cs, dir, class, host); err == nil && refusal != nil {
+		fmt.Fprintf(stderr, "gcjitter golden update: warning: the baselines are written, but a gate against them at their size would refuse to run: %v\n", refusal)
+	}
 }
 
 // baselineRuns are the runs a baseline is made from: a results directory
