@@ -333,14 +333,8 @@ func (o *Outcome) Warnings() []string {
 	}
 	// Other load slows a side's runs alike: a regression or an improvement
 	// in its timings may be the host's.
-	limit, busy, most := results.BusyLimit(o.Manifest.Host.CPUs), 0, 0.0
-	for _, r := range o.Manifest.Runs {
-		if r.Busy(o.Manifest.Host.CPUs) {
-			busy++
-			most = max(most, *r.OtherCPUs)
-		}
-	}
-	if busy > 0 {
+	limit := results.BusyLimit(o.Manifest.Host.CPUs)
+	if busy, most := results.BusyOf(o.Manifest.Runs, o.Manifest.Host.CPUs); busy > 0 {
 		out = append(out, fmt.Sprintf("the host was busy during %d of %d runs: other processes kept up to %.2f CPUs busy (over %.2f of %d), so their timings are partly the host's", busy, len(o.Manifest.Runs), most, limit, o.Manifest.Host.CPUs))
 	}
 	for _, c := range o.Plan.Cases {

@@ -54,11 +54,13 @@ func VariantSummaries(m *results.Manifest) []VariantSummary {
 		for _, v := range c.Variants {
 			vs := VariantSummary{Case: c.Name, Variant: v.Name, Policy: v.Policy}
 			var sums []*stats.RunSummary
+			var runs []*results.Run
 			for _, r := range m.Runs {
 				if r.Case != c.Name || r.Variant != v.Name {
 					continue
 				}
 				vs.Runs++
+				runs = append(runs, r)
 				if r.Summary != nil {
 					sums = append(sums, r.Summary)
 				}
@@ -70,7 +72,7 @@ func VariantSummaries(m *results.Manifest) []VariantSummary {
 					}
 				}
 			}
-			if n, most := busyRuns(m, c.Name, v.Name); n > 0 {
+			if n, most := results.BusyOf(runs, m.Host.CPUs); n > 0 {
 				vs.Notes = append(vs.Notes, fmt.Sprintf("%s: %d of %d runs beside other load (other processes kept up to %.2f of the host's %d CPUs busy, over %.2f): their timings are partly the host's",
 					v.Name, n, vs.Runs, most, m.Host.CPUs, results.BusyLimit(m.Host.CPUs)))
 			}
@@ -84,18 +86,6 @@ func VariantSummaries(m *results.Manifest) []VariantSummary {
 		}
 	}
 	return out
-}
-
-// busyRuns counts a variant's runs made beside other load
-// (results.BusyLimit) and the most load any of them saw.
-func busyRuns(m *results.Manifest, caseName, variant string) (n int, most float64) {
-	for _, r := range m.Runs {
-		if r.Case == caseName && r.Variant == variant && r.Busy(m.Host.CPUs) {
-			n++
-			most = max(most, *r.OtherCPUs)
-		}
-	}
-	return n, most
 }
 
 func summarizeRuns(vs *VariantSummary, sums []*stats.RunSummary) {

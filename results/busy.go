@@ -16,6 +16,18 @@ const (
 // cpus CPUs was made on a busy host.
 func BusyLimit(cpus int) float64 { return max(BusyMinCPUs, BusyShare*float64(cpus)) }
 
+// BusyOf counts the runs made beside other load on a host of cpus CPUs,
+// and the most load any of them saw.
+func BusyOf(runs []*Run, cpus int) (n int, most float64) {
+	for _, r := range runs {
+		if r.Busy(cpus) {
+			n++
+			most = max(most, *r.OtherCPUs)
+		}
+	}
+	return n, most
+}
+
 // Busy says whether the run recorded other load above the limit of a host
 // of cpus CPUs (false where it recorded none).
 func (r *Run) Busy(cpus int) bool {

@@ -68,19 +68,28 @@ changed against the baseline it replaces.
 		return err
 	}
 	opt := golden.UpdateOptions{AllowBusy: *allowBusy}
-	err = golden.Update(stdout, *dir, class, m, resDir, names, opt)
-	defer func() {
-		if err == nil {
-			caseArgs := names // as written; a case file given stays its path
-			if fs.NArg() == len(names) {
-				caseArgs = fs.Args()
-			}
-			warnIfCannotGate(stderr, f, caseArgs, *dir, class, host)
+	// caseArg is a case as the command line named it: a case file stays
+	// its path.
+	caseArg := func(name string) string {
+		if i := slices.Index(names, name); fs.NArg() == len(names) && i >= 0 {
+			return fs.Arg(i)
 		}
-	}()
+		return name
+	}
+	written := func(err error) error {
+		if err == nil {
+			var args []string
+			for _, name := range names {
+				args = append(args, caseArg(name))
+			}
+			warnIfCannotGate(stderr, f, args, *dir, class, host)
+		}
+		return err
+	}
+	err = golden.Update(stdout, *dir, class, m, resDir, names, opt)
 	var disturbed *golden.ContaminatedError
 	if *from != "" || !errors.As(err, &disturbed) {
-		return err
+		return written(err)
 	}
 	// A disturbance is usually brief: the cases it touched run once more,
 	// into a directory of their own, and replace their first runs if the
@@ -90,10 +99,7 @@ changed against the baseline it replaces.
 	again.out = resDir + "-rerun"
 	var rerun []string
 	for _, name := range disturbed.Cases() {
-		if i := slices.Index(names, name); fs.NArg() == len(names) && i >= 0 {
-			name = fs.Arg(i) // a case file stays a path
-		}
-		rerun = append(rerun, name)
+		rerun = append(rerun, caseArg(name))
 	}
 	m2, resDir2, _, err := baselineRuns(ctx, &again, "", rerun, stderr)
 	if err != nil {
@@ -105,8 +111,7 @@ changed against the baseline it replaces.
 			clean = append(clean, name)
 		}
 	}
-	err = golden.UpdateFrom(stdout, *dir, class, []golden.Source{{M: m, Dir: resDir, Names: clean}, {M: m2, Dir: resDir2, Names: disturbed.Cases()}}, opt)
-	return err
+	return written(golden.UpdateFrom(stdout, *dir, class, []golden.Source{{M: m, Dir: resDir, Names: clean}, {M: m2, Dir: resDir2, Names: disturbed.Cases()}}, opt))
 }
 
 // warnIfCannotGate says, after baselines were written, when a gate at
