@@ -59,6 +59,9 @@ type Config struct {
 	Emulated EmulatedDevice
 
 	NoRecorder bool // run without the gc callback (to prove it changes nothing)
+	// Census counts the objects each collection walks (GCEvent.Objects):
+	// a run after the timed ones, never timed itself.
+	Census bool
 }
 
 // MaxDeviceWaitMS is the longest wait per step the worker accepts (an hour:
@@ -198,6 +201,9 @@ func (c Config) Args() []string {
 	if c.NoRecorder {
 		args = append(args, "--no-recorder")
 	}
+	if c.Census {
+		args = append(args, "--census")
+	}
 	return args
 }
 
@@ -235,4 +241,5 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Emulated.Syncs, "emu-syncs", c.Emulated.Syncs, "emulated device: mid-step syncs per step")
 	fs.Float64Var(&c.Emulated.Jitter, "emu-jitter", c.Emulated.Jitter, "emulated device: vary each kernel's time by up to this fraction")
 	fs.BoolVar(&c.NoRecorder, "no-recorder", c.NoRecorder, "do not install the gc callback")
+	fs.BoolVar(&c.Census, "census", c.Census, "count the objects each collection walks (never for timings)")
 }

@@ -190,6 +190,10 @@ type GCEvent struct {
 	// GenInferred: the source recorded no generation (an imported profiler
 	// trace); Gen is 2 by convention.
 	GenInferred bool `json:"gen_inferred,omitempty"`
+	// Objects is, in a census run (--census), the objects in the
+	// generations the collection walked, counted at its start; 0
+	// otherwise.
+	Objects int64 `json:"objects,omitempty"`
 }
 
 // End closes a stream that completed.

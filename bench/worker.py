@@ -803,12 +803,35 @@ class Recorder(object):
 
     FIELDS = 6  # start ns, pause ns, generation, collected, uncollectable, manual
 
-    def __init__(self, capacity):
+    def __init__(self, capacity, census=False):
         width = self.FIELDS
         limit = capacity * width
         self.cap = capacity
         self.buf = buf = array.array("q", [0]) * limit
         self.state = state = array.array("q", [0]) * _STATE_SLOTS
+        # --census: the objects in the generations each collection is
+        # about to walk, counted at its start. Counting builds lists, so it
+        # allocates in the callback: a census run is never timed, and a
+        # list made and freed leaves the collector's counts as they were,
+        # so the run has the timed runs' schedule (Go checks it).
+        # Made whether or not this run counts: the closure and its cells
+        # are tracked objects, and a census run must allocate what a timed
+        # run does (only installing the callback differs).
+        self.census = census
+        objects = array.array("q", [0]) * capacity
+        self.objects = objects if census else None
+        get_objects = gc.get_objects
+
+        def on_census(phase, info):
+            if phase == "start":
+                i = state[_USED] // width
+                if i < capacity:
+                    n = len(get_objects(0))
+                    if info["generation"] >= 1:
+                        n += len(get_objects(1))
+                    if info["generation"] >= 2:
+                        n += len(get_objects(2))
+                    objects[i] = n
 
         def on_gc(phase, info, perf_counter_ns=perf_counter_ns, USED=_USED, LOST=_LOST,
                   START=_START, IN_SCHEDULED=_IN_SCHEDULED):
@@ -829,14 +852,20 @@ class Recorder(object):
             else:
                 state[LOST] += 1
         self.callback = on_gc
+        self.census_callback = on_census
+        if not census:
+            self.census_callback = None
         self.totals = [0, 0, 0]  # per generation, kept outside the callback
 
     def install(self):
+        if self.census_callback is not None:
+            gc.callbacks.append(self.census_callback)
         gc.callbacks.append(self.callback)
 
     def remove(self):
-        if self.callback in gc.callbacks:
-            gc.callbacks.remove(self.callback)
+        for cb in (self.callback, self.census_callback):
+            if cb is not None and cb in gc.callbacks:
+                gc.callbacks.remove(cb)
 
     def take(self, t0):
         """Format and clear the buffered events as a JSON array. Events that
@@ -848,21 +877,26 @@ class Recorder(object):
         if used == 0:
             return "[]", lost
         buf, totals, s = self.buf, self.totals, "["
+        objects = self.objects
         for i in range(0, used, self.FIELDS):
             if i:
                 s += ","
             g = buf[i + 2]
             if 0 <= g < 3:
                 totals[g] += 1
-            s += '{"gen":%d,"ns":%d,"collected":%d,"uncollectable":%d,"in_step":%s,"manual":%s}' % (
+            s += '{"gen":%d,"ns":%d,"collected":%d,"uncollectable":%d,"in_step":%s,"manual":%s' % (
                 g, buf[i + 1], buf[i + 3], buf[i + 4],
                 "true" if buf[i] >= t0 else "false",
                 "true" if buf[i + 5] else "false")
+            s += ',"objects":%d}' % objects[i // self.FIELDS] if objects is not None else "}"
         s += "]"
         # Events fired while formatting belong to the next record.
         extra = state[_USED] - used
         if extra:
             buf[0:extra] = buf[used:used + extra]
+            if objects is not None:
+                n, w = used // self.FIELDS, extra // self.FIELDS
+                objects[0:w] = objects[n:n + w]
         state[_USED] = extra
         return s, lost
 
@@ -1129,7 +1163,7 @@ def start_run(r, stream):
     if policy.disabled or policy.manual_every:
         gc.disable()
 
-    recorder = r.recorder = Recorder(args.event_capacity) if args.recorder else None
+    recorder = r.recorder = Recorder(args.event_capacity, args.census) if args.recorder else None
     meta = r.meta = meta_record(args, r.torch, r.device, policy, args.recorder, r.notes)
     meta["backend"] = r.backend
     if r.emu is not None:
@@ -1479,6 +1513,8 @@ def _parser():
     a("--allreduce-numel", type=int, default=65536, help="multi-rank: floats all-reduced every step")
     a("--dist-timeout", type=int, default=300, help="multi-rank: seconds a collective may wait")
     a("--no-recorder", dest="recorder", action="store_false", help="do not install the gc callback")
+    a("--census", action="store_true",
+      help="count the objects each collection walks (its generations' objects at its start); allocates in the callback: never for timings")
     a("--records-fd", type=int, default=-1, help="write records to this inherited file descriptor")
     a("--records", default="", help="write records to this file; {rank} is replaced by $RANK (default: stdout)")
     a("--check", action="store_true", help="validate the arguments and exit")

@@ -54,8 +54,14 @@ type Plan struct {
 	Cases   []*cases.Case
 	Goldens map[string]*golden.Golden
 	Paths   map[string]string
-	// TimingNote says why the timing layer is reported only (ResolveTiming).
+	// TimingNote says what ResolveTiming decided for the timing layer and
+	// why.
 	TimingNote string
+	// Speed is this host's calibration: measured before the runs, then
+	// the session's own (results.Manifest.Calibration) once they ran.
+	Speed *results.Calibration
+
+	timingFlag string // -timing as given, so Judge can settle auto again
 
 	runs *results.Cache // every judgement's and report's runs: each stream read once
 }
@@ -212,6 +218,12 @@ type Outcome struct {
 // Judge checks the completed runs of m (in dir) against the plan's
 // baselines: the schedule layer per case, then the timing layer over all.
 func (p *Plan) Judge(m *results.Manifest, dir string, pol Policy) (*Outcome, error) {
+	// The session measured its host's speed throughout: -timing auto is
+	// settled on that, not on the one measurement before the runs.
+	if p.timingFlag == TimingAuto && m.Calibration.Known() {
+		p.Speed = m.Calibration
+		pol.Timing, p.TimingNote = p.ResolveTiming(TimingAuto)
+	}
 	o := &Outcome{Plan: p, Policy: pol, Manifest: m, ExpectOK: true}
 	if pol.Check {
 		var b bytes.Buffer
@@ -231,6 +243,9 @@ func (p *Plan) Judge(m *results.Manifest, dir string, pol Policy) (*Outcome, err
 		o.Schedules = append(o.Schedules, res)
 		if res.ScheduleFailed() {
 			o.fail(fmt.Sprintf("the GC schedule of %s changed in the same environment", c.Name))
+		}
+		if res.CensusFailed() {
+			o.fail(fmt.Sprintf("the heap census of %s changed: its collections walk another heap", c.Name))
 		}
 		old.Merge(g.Data(path))
 	}
@@ -553,34 +568,67 @@ func (p *Plan) contamination(c *cases.Case) string {
 }
 
 // Timing layer policies: -timing's values. TimingAuto gates timings only
-// against baselines made on this host's CPU model.
+// against baselines made at this host's measured speed.
 const (
 	TimingGate   = "gate"
 	TimingReport = "report"
 	TimingAuto   = "auto"
 )
 
-// ResolveTiming settles -timing auto: timings are gated against baselines
-// made on this CPU model and reported only against another's, since a
-// step time measured on another CPU measures the CPU, not the change (the
-// GC schedule layer gates either way). The note says why, "" when
-// nothing was decided for the user.
+// ResolveTiming settles -timing auto: timings are gated only against
+// baselines made on this CPU model at this host's measured speed
+// (results.CompareSpeed: the calibration of p.Speed against the
+// baseline's), and reported only otherwise, since a step time measured on
+// a host of another speed measures the host, not the change. The GC
+// schedule and memory layers gate either way. The note says what was
+// decided and why; "" when the user decided (-timing gate or report).
 func (p *Plan) ResolveTiming(flag string) (timing, note string) {
+	p.timingFlag = flag
 	if flag != TimingAuto {
 		return flag, ""
 	}
-	if p.History != nil || p.Host.CPUModel == "" {
+	if p.History != nil {
 		return TimingGate, ""
 	}
-	var others []string
+	var order []string
+	byReason := map[string][]string{}
+	add := func(reason, caseName string) {
+		if byReason[reason] == nil {
+			order = append(order, reason)
+		}
+		byReason[reason] = append(byReason[reason], caseName)
+	}
+	var same []string
 	for _, c := range p.Cases {
-		if m := p.Goldens[c.Name].Provenance.CPUModel; m != "" && m != p.Host.CPUModel && !slices.Contains(others, m) {
-			others = append(others, m)
+		prov := p.Goldens[c.Name].Provenance
+		if m := prov.CPUModel; m != "" && p.Host.CPUModel != "" && m != p.Host.CPUModel {
+			add(fmt.Sprintf("made on %s, this host is %s", m, p.Host.CPUModel), c.Name)
+			continue
+		}
+		sp := results.CompareSpeed(prov.Calibration, p.Speed)
+		switch {
+		case !prov.Calibration.Known():
+			add("made before gcjitter measured host speed, so whether this host is as fast is unknown", c.Name)
+		case !p.Speed.Known():
+			add("this host's speed was not measured", c.Name)
+		case !sp.Comparable():
+			add(sp.String(), c.Name)
+		default:
+			if s := sp.String(); !slices.Contains(same, s) {
+				same = append(same, s)
+			}
 		}
 	}
-	if len(others) == 0 {
-		return TimingGate, ""
+	if len(order) == 0 {
+		return TimingGate, "timing gated: " + strings.Join(same, "; ")
 	}
-	return TimingReport, fmt.Sprintf("timing reported only: the baselines were made on %s, this host is %s; step times across CPU models measure the CPUs, not the change. The GC schedule still gates. -timing gate gates timings anyway; baselines for this host: gcjitter golden update -host-class CLASS",
-		strings.Join(others, ", "), p.Host.CPUModel)
+	why := make([]string, len(order))
+	for i, r := range order {
+		why[i] = fmt.Sprintf("the baselines of %s were %s", strings.Join(byReason[r], ", "), r)
+		if !strings.HasPrefix(r, "made") {
+			why[i] = fmt.Sprintf("against the baselines of %s, %s", strings.Join(byReason[r], ", "), r)
+		}
+	}
+	return TimingReport, fmt.Sprintf("timing reported only: %s; step times from a host of another speed measure the hosts, not the change. The GC schedule, the heap census and memory still gate. -timing gate gates timings anyway; baselines for this host: gcjitter golden update -host-class CLASS",
+		strings.Join(why, "; "))
 }

@@ -9,30 +9,49 @@ import (
 	"github.com/gcjitter/gcjitter/results"
 )
 
-// TestResolveTimingByCPUModel: -timing auto gates timings only against
-// baselines made on this host's CPU model; against another's they are
-// reported and the note says why and how to gate anyway. An explicit
-// -timing is kept.
-func TestResolveTimingByCPUModel(t *testing.T) {
-	dir := baseline(t, "test-cpu", func(g *golden.Golden) { g.Provenance.CPUModel = "Intel(R) Xeon(R) Processor" })
+// TestResolveTimingBySpeed: -timing auto gates timings only against
+// baselines made on this host's CPU model at this host's measured speed;
+// against another model, another speed (the same model string on a host
+// twice as slow), or a baseline that never measured its host's speed,
+// they are reported and the note says why, with the speed ratio, and how
+// to gate anyway. At the same speed the note says so. An explicit -timing
+// is kept.
+func TestResolveTimingBySpeed(t *testing.T) {
+	at := func(cost float64) *results.Calibration {
+		return &results.Calibration{Points: []results.SpeedPoint{{WalkNS: cost, ComputeNS: cost}, {WalkNS: cost * 1.01, ComputeNS: cost}}}
+	}
+	const xeon = "Intel(R) Xeon(R) Processor"
+	dir := baseline(t, "test-cpu", func(g *golden.Golden) {
+		g.Provenance.CPUModel = xeon
+		g.Provenance.Calibration = at(3)
+	})
+	uncalibrated := baseline(t, "test-cpu", func(g *golden.Golden) { g.Provenance.CPUModel = xeon })
 	for _, tc := range []struct {
-		flag, host, want string
-		noted            bool
+		name, dir, flag, host string
+		speed                 *results.Calibration
+		want                  string
+		noteHas               []string
 	}{
-		{TimingAuto, "Intel(R) Xeon(R) Processor", TimingGate, false},
-		{TimingAuto, "AMD EPYC", TimingReport, true},
-		{TimingGate, "AMD EPYC", TimingGate, false},
-		{TimingReport, "Intel(R) Xeon(R) Processor", TimingReport, false},
-		{TimingAuto, "", TimingGate, false}, // unknown here: as before
+		{"same model, same speed", dir, TimingAuto, xeon, at(3.1), TimingGate, []string{"timing gated: this host runs the calibration at 0.97x the baseline's speed (the same within"}},
+		{"same model, twice as slow", dir, TimingAuto, xeon, at(6), TimingReport, []string{"timing reported only", "at 0.50x the baseline's speed (differs beyond", "-timing gate"}},
+		{"same model, 1.5x as fast", dir, TimingAuto, xeon, at(2), TimingReport, []string{"at 1.50x"}},
+		{"another model", dir, TimingAuto, "AMD EPYC", at(3), TimingReport, []string{xeon, "AMD EPYC", "-timing gate"}},
+		{"speed not measured here", dir, TimingAuto, xeon, nil, TimingReport, []string{"this host's speed was not measured"}},
+		{"baseline without calibration", uncalibrated, TimingAuto, xeon, at(3), TimingReport, []string{"made before gcjitter measured host speed"}},
+		{"-timing gate kept", dir, TimingGate, xeon, at(6), TimingGate, nil},
+		{"-timing report kept", dir, TimingReport, xeon, at(3), TimingReport, nil},
 	} {
-		p := plan(t, dir, fixtureCase(t))
+		p := plan(t, tc.dir, fixtureCase(t))
 		p.Host = results.Host{CPUModel: tc.host}
+		p.Speed = tc.speed
 		got, note := p.ResolveTiming(tc.flag)
-		if got != tc.want || (note != "") != tc.noted {
-			t.Errorf("-timing %s on %q: %s (note %q), want %s", tc.flag, tc.host, got, note, tc.want)
+		if got != tc.want || (note != "") != (tc.noteHas != nil) {
+			t.Errorf("%s: -timing %s: %s (note %q), want %s", tc.name, tc.flag, got, note, tc.want)
 		}
-		if tc.noted && !(strings.Contains(note, "Intel(R) Xeon(R) Processor") && strings.Contains(note, "AMD EPYC") && strings.Contains(note, "-timing gate")) {
-			t.Errorf("the note names neither CPU or not how to gate anyway: %s", note)
+		for _, s := range tc.noteHas {
+			if !strings.Contains(note, s) {
+				t.Errorf("%s: the note lacks %q: %s", tc.name, s, note)
+			}
 		}
 	}
 }

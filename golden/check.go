@@ -24,12 +24,49 @@ type Result struct {
 	// schedule change is the environment's effect, not a failure.
 	EnvChanges []string
 	Schedule   []ScheduleDiff
+	// Census are the variants whose heap census differs from the
+	// baseline's; CensusChecked counts the variants compared.
+	Census        []CensusDiff
+	CensusChecked int
 	// Notes explain what was not compared and why.
 	Notes []string
 }
 
 // ScheduleFailed reports a schedule that changed in the same environment.
 func (r *Result) ScheduleFailed() bool { return len(r.Schedule) > 0 && len(r.EnvChanges) == 0 }
+
+// CensusDiff is a variant whose collections walk another heap than the
+// baseline's.
+type CensusDiff struct {
+	Variant  string
+	Old, New Census
+}
+
+// Change is the relative change of the objects one collection of the
+// baseline's top generation walks (0 when that generation has none now).
+func (d CensusDiff) Change() float64 {
+	g := d.Old.Top()
+	if old := d.Old.PerCollection(g); old > 0 && d.New.Collections[max(g, 0)] > 0 {
+		return d.New.PerCollection(g)/old - 1
+	}
+	return 0
+}
+
+// Regressed: each collection of the top generation walks more objects, so
+// every one of them pauses longer on any host (a framework that keeps more
+// objects alive).
+func (d CensusDiff) Regressed() bool { return d.Change() > 0 }
+
+// CensusFailed reports a heap that grew, or a census that changed in the
+// same environment: exact, like the schedule.
+func (r *Result) CensusFailed() bool {
+	for _, d := range r.Census {
+		if d.Regressed() || len(r.EnvChanges) == 0 {
+			return true
+		}
+	}
+	return false
+}
 
 // MismatchError is a baseline that cannot be compared with these runs
 // (another device kind, another size): bad input, exit 2.
@@ -103,6 +140,16 @@ func Check(g *Golden, path string, m *results.Manifest) (*Result, error) {
 			res.Schedule = append(res.Schedule, ScheduleDiff{Variant: gv.Name, Lines: lines})
 		}
 	}
+	for _, gv := range g.Variants {
+		got := censusFor(m, g.Case, gv.Name)
+		if gv.Census == nil || got == nil {
+			continue
+		}
+		res.CensusChecked++
+		if *got != *gv.Census {
+			res.Census = append(res.Census, CensusDiff{Variant: gv.Name, Old: *gv.Census, New: *got})
+		}
+	}
 	for v := range byVariant {
 		if !slices.ContainsFunc(g.Variants, func(gv Variant) bool { return gv.Name == v }) {
 			res.Notes = append(res.Notes, fmt.Sprintf("%s/%s is not in the baseline: update it to include the variant", g.Case, v))
@@ -156,6 +203,23 @@ func (r *Result) Text() string {
 		for _, l := range d.Lines {
 			fmt.Fprintf(&b, "    %s\n", l)
 		}
+	}
+	switch {
+	case r.CensusChecked == 0:
+	case len(r.Census) == 0:
+		fmt.Fprintf(&b, "heap census: unchanged in all %d variants (the objects every collection walked, exact on any host)\n", r.CensusChecked)
+	default:
+		b.WriteString("heap census changed (the objects every collection walked, exact on any host):\n")
+	}
+	for _, d := range r.Census {
+		verdict := "changed"
+		switch ch := d.Change(); {
+		case ch > 0:
+			verdict = fmt.Sprintf("regressed: %+.1f%% objects per gen%d collection", 100*ch, d.Old.Top())
+		case ch < 0:
+			verdict = fmt.Sprintf("improved: %+.1f%% objects per gen%d collection", 100*ch, d.Old.Top())
+		}
+		fmt.Fprintf(&b, "  %s/%s: %s\n    %s -> %s\n", r.Golden.Case, d.Variant, verdict, d.Old, d.New)
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)

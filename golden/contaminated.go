@@ -116,6 +116,12 @@ type ContaminatedError struct {
 	// Busy are runs made beside other load (BusyLimit of the host's CPUs).
 	Busy []BusyRun
 	CPUs int
+	// SpeedMoved is the host's calibration over a session whose speed
+	// moved beyond results.SpeedMovedLimit while the runs were made; nil
+	// when it held.
+	SpeedMoved *results.Calibration
+	// MovedCases are the cases of that session: all are made again.
+	MovedCases []string
 }
 
 func (e *ContaminatedError) Error() string {
@@ -143,6 +149,10 @@ func (e *ContaminatedError) Error() string {
 			lines = append(lines, "  "+b.String())
 		}
 		lines = append(lines, "stop what loads the host, or write the baseline anyway with -allow-busy (its provenance records the load)")
+	}
+	if c := e.SpeedMoved; c != nil {
+		lines = append(lines, fmt.Sprintf("the host's speed moved while these runs ran: its calibration varied by %.0f%% over the session (over %.0f%%: another load, a throttled or re-clocked CPU), so their timings are not one host's; no baseline was written; stop what moves it, or write the baseline anyway with -allow-busy (its provenance records the calibration)",
+			100*c.Spread(), 100*results.SpeedMovedLimit))
 	}
 	lines = append(lines, fmt.Sprintf("the runs are kept in %s; rerun on a quiet host (gcjitter system shows what loads this one)", e.Dir))
 	return strings.Join(lines, "\n")

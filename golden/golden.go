@@ -67,6 +67,15 @@ type Provenance struct {
 	// only when written with golden update -allow-busy.
 	OtherCPUs *float64 `json:"other_cpus_max,omitempty"`
 	Results   string   `json:"results"` // the results directory it came from
+	// What a model string hides (results.Host), and the host's measured
+	// speed over the session (results.Calibration): the gate judges
+	// timings only against a baseline of this host's speed.
+	MHz            float64              `json:"cpu_mhz,omitempty"`
+	Caches         string               `json:"caches,omitempty"`
+	FlagsHash      string               `json:"cpu_flags_hash,omitempty"`
+	Microcode      string               `json:"microcode,omitempty"`
+	ThreadsPerCore int                  `json:"threads_per_core,omitempty"`
+	Calibration    *results.Calibration `json:"calibration,omitempty"`
 }
 
 // Env is the environment key (results.Env, the one type every layer
@@ -101,6 +110,73 @@ type Variant struct {
 	// Quantiles sketch the runs' pooled step times, for drawing the
 	// baseline's tail beside new runs (not used for verdicts).
 	Quantiles *stats.Sketch `json:"quantiles,omitempty"`
+	// Census is the heap the variant's collections walk, from its census
+	// run; nil when there was none (a multi-rank case, a gcjitter before
+	// the census).
+	Census *Census `json:"census,omitempty"`
+}
+
+// Census is the objects a variant's collections walked over its measured
+// steps, per generation (stats.RunSummary.Walked), with the collections
+// that walked them: exact, whatever the host's speed.
+type Census struct {
+	Collections [3]int   `json:"collections"`
+	Walked      [3]int64 `json:"walked"`
+}
+
+// censusOf is a census run's census.
+func censusOf(r stats.RunSummary) Census {
+	return Census{Collections: r.Collections, Walked: r.Walked}
+}
+
+// Top is the highest generation the census saw collected (-1: none): a
+// full collection's walk is the cost that grows with the heap.
+func (c Census) Top() int {
+	for g := 2; g >= 0; g-- {
+		if c.Collections[g] > 0 {
+			return g
+		}
+	}
+	return -1
+}
+
+// PerCollection is the objects one collection of generation g walked, on
+// average.
+func (c Census) PerCollection(g int) float64 {
+	if g < 0 || c.Collections[g] == 0 {
+		return 0
+	}
+	return float64(c.Walked[g]) / float64(c.Collections[g])
+}
+
+// String is the census in the words of a diff.
+func (c Census) String() string {
+	var parts []string
+	for g := range 3 {
+		if c.Collections[g] > 0 {
+			parts = append(parts, fmt.Sprintf("gen%d %.0f", g, c.PerCollection(g)))
+		}
+	}
+	if len(parts) == 0 {
+		return "no collections"
+	}
+	return "objects walked per collection: " + strings.Join(parts, ", ")
+}
+
+// censusFor is the census run of a variant in m, or nil. Counting
+// allocates in the callback and can move a gen-0 collection by a few
+// allocations (ascend-gpt-periodic-gc's default: 374 gen-0 collections in
+// the census, 375 timed, the same full collections), so a census is
+// compared only with another census: those are exact among themselves
+// (the same figures under other hash seeds).
+func censusFor(m *results.Manifest, caseName, variant string) *Census {
+	for _, r := range m.Census {
+		if r.Case == caseName && r.Variant == variant && r.Status == results.StatusOK && r.Summary != nil {
+			c := censusOf(*r.Summary)
+			return &c
+		}
+	}
+	return nil
 }
 
 // Schedule is a run's exact GC schedule over its measured steps.
@@ -169,7 +245,9 @@ func FromResults(m *results.Manifest, dir, caseName, hostClass string) (*Golden,
 		Provenance: Provenance{Tool: m.Tool, Date: m.Started.UTC().Format(time.RFC3339), Host: m.Host.Hostname,
 			CPUModel: m.Host.CPUModel, CPUs: m.Host.CPUs, GPUs: strings.Join(m.Host.GPUs, "; "),
 			Kernel: m.Host.Kernel, Governor: m.Host.Governor, Turbo: m.Host.Turbo, Isolated: m.Host.IsolatedCPU,
-			LoadAvg: m.Host.LoadAvg, MemKB: m.Host.MemTotalKB, OtherCPUs: maxOtherCPUs(m, caseName), Results: dir},
+			LoadAvg: m.Host.LoadAvg, MemKB: m.Host.MemTotalKB, OtherCPUs: maxOtherCPUs(m, caseName), Results: dir,
+			MHz: m.Host.MHz, Caches: m.Host.Caches, FlagsHash: m.Host.FlagsHash, Microcode: m.Host.Microcode,
+			ThreadsPerCore: m.Host.ThreadsPerCore, Calibration: m.Calibration},
 		Size: Size{Steps: c.Steps, Warmup: c.Warmup, Runs: c.Runs, Spike: c.SpikeRule()},
 	}
 	steps, err := results.LoadSteps(dir)
@@ -209,6 +287,7 @@ func FromResults(m *results.Manifest, dir, caseName, hostClass string) (*Golden,
 			s := scheds[0]
 			gv.Schedule = &s
 		}
+		gv.Census = censusFor(m, caseName, v.Name)
 		g.Variants = append(g.Variants, gv)
 	}
 	return g, nil

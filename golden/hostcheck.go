@@ -29,6 +29,12 @@ func (g *Golden) HostDiffers(h results.Host) []string {
 	if p.MemKB > 0 && h.MemTotalKB > 0 && (float64(h.MemTotalKB) < 0.9*float64(p.MemKB) || float64(h.MemTotalKB) > 1.1*float64(p.MemKB)) {
 		differ("memory", gib(p.MemKB), gib(h.MemTotalKB))
 	}
+	differ("CPU flags (hash)", p.FlagsHash, h.FlagsHash)
+	differ("microcode", p.Microcode, h.Microcode)
+	differ("caches", p.Caches, h.Caches)
+	if p.ThreadsPerCore > 0 && h.ThreadsPerCore > 0 {
+		differ("threads per core", fmt.Sprint(p.ThreadsPerCore), fmt.Sprint(h.ThreadsPerCore))
+	}
 	differ("kernel", p.Kernel, h.Kernel)
 	differ("CPU frequency governor", p.Governor, h.Governor)
 	differ("turbo", p.Turbo, h.Turbo)

@@ -20,12 +20,16 @@ func Show(w io.Writer, path string, g *Golden) {
 	if facts := g.Provenance.HostFacts(); facts != "" {
 		fmt.Fprintf(w, "host facts: %s\n", facts)
 	}
+	fmt.Fprintf(w, "host speed (calibration): %s\n", g.Provenance.Calibration)
 	for _, v := range g.Variants {
 		sched := "varies between runs (timings only)"
 		if v.Schedule != nil {
 			sched = v.Schedule.String()
 		}
 		fmt.Fprintf(w, "\n%s (policy %s)\n  GC schedule: %s\n", v.Name, v.Policy, sched)
+		if v.Census != nil {
+			fmt.Fprintf(w, "  heap census: %s\n", v.Census)
+		}
 		if q := v.Quantiles; q != nil {
 			fmt.Fprintf(w, "  step time, all runs pooled (%d steps): p50 %s, p90 %s, p99 %s, p99.9 %s, max %s\n", q.Steps,
 				stats.MS(q.Quantile(0.5)), stats.MS(q.Quantile(0.9)), stats.MS(q.Quantile(0.99)), stats.MS(q.Quantile(0.999)), stats.MS(q.Quantile(1)))
@@ -65,6 +69,15 @@ func (p Provenance) HostFacts() string {
 		}
 	}
 	add("kernel", p.Kernel)
+	if p.MHz > 0 {
+		add("clock", fmt.Sprintf("%.0f MHz", p.MHz))
+	}
+	add("caches", p.Caches)
+	add("CPU flags hash", p.FlagsHash)
+	add("microcode", p.Microcode)
+	if p.ThreadsPerCore > 0 {
+		add("threads per core", fmt.Sprint(p.ThreadsPerCore))
+	}
 	add("governor", p.Governor)
 	add("turbo", p.Turbo)
 	add("isolated CPUs", p.Isolated)
@@ -167,9 +180,13 @@ func UpdateFrom(w io.Writer, dir, class string, srcs []Source, opt UpdateOptions
 		for _, src := range srcs {
 			refused.Busy = append(refused.Busy, busyRuns(src.M, src.Names)...)
 			refused.CPUs = src.M.Host.CPUs
+			if len(src.Names) > 0 && src.M.Calibration.Moved() {
+				refused.SpeedMoved = src.M.Calibration
+				refused.MovedCases = append(refused.MovedCases, src.Names...)
+			}
 		}
 	}
-	if len(refused.Variants) > 0 || len(refused.Busy) > 0 {
+	if len(refused.Variants) > 0 || len(refused.Busy) > 0 || refused.SpeedMoved != nil {
 		return refused
 	}
 	for _, g := range gs {
@@ -201,6 +218,11 @@ func (e *ContaminatedError) Cases() []string {
 	for _, b := range e.Busy {
 		if !slices.Contains(out, b.Case) {
 			out = append(out, b.Case)
+		}
+	}
+	for _, name := range e.MovedCases {
+		if !slices.Contains(out, name) {
+			out = append(out, name)
 		}
 	}
 	return out

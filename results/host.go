@@ -21,5 +21,15 @@ type Host struct {
 	MemLimit     int64    `json:"mem_limit_bytes,omitempty"`
 	MemLimitFrom string   `json:"mem_limit_from,omitempty"`
 	GPUs         []string `json:"gpus,omitempty"` // from nvidia-smi or npu-smi
-	Warnings     []string `json:"warnings,omitempty"`
+	// What a model string hides: two "AMD EPYC" hosts can differ 2x in
+	// speed. MHz is cpu0's clock when probed; Caches the cache sizes by
+	// level ("L1d 32K, L1i 32K, L2 1024K, L3 32768K"); FlagsHash a short
+	// hash of the CPU flags (AVX-512 or not changes torch's kernels);
+	// Microcode the revision; ThreadsPerCore the SMT siblings of cpu0.
+	MHz            float64  `json:"cpu_mhz,omitempty"`
+	Caches         string   `json:"caches,omitempty"`
+	FlagsHash      string   `json:"cpu_flags_hash,omitempty"`
+	Microcode      string   `json:"microcode,omitempty"`
+	ThreadsPerCore int      `json:"threads_per_core,omitempty"`
+	Warnings       []string `json:"warnings,omitempty"`
 }

@@ -37,20 +37,28 @@ const (
 
 // Manifest describes one invocation of gcjitter run.
 type Manifest struct {
-	Schema      int        `json:"schema"`
-	Tool        string     `json:"tool"` // gcjitter version
-	Command     []string   `json:"command"`
-	Started     time.Time  `json:"started"`
-	Finished    *time.Time `json:"finished,omitempty"`
-	Python      string     `json:"python"`
-	PythonFrom  string     `json:"python_from"` // which rule chose it
-	Host        Host       `json:"host"`
-	HostClass   string     `json:"host_class,omitempty"` // -host-class or $GCJITTER_HOST_CLASS
-	Worker      string     `json:"worker"`               // relative path of the worker program
-	ShuffleSeed int64      `json:"shuffle_seed"`
-	Cases       []Case     `json:"cases"`
-	Runs        []*Run     `json:"runs"` // in the order they ran
-	Interrupted bool       `json:"interrupted,omitempty"`
+	Schema     int        `json:"schema"`
+	Tool       string     `json:"tool"` // gcjitter version
+	Command    []string   `json:"command"`
+	Started    time.Time  `json:"started"`
+	Finished   *time.Time `json:"finished,omitempty"`
+	Python     string     `json:"python"`
+	PythonFrom string     `json:"python_from"` // which rule chose it
+	Host       Host       `json:"host"`
+	// Calibration is the host's speed, measured before the first run,
+	// between rounds and after the last (runner.Calibrate).
+	Calibration *Calibration `json:"calibration,omitempty"`
+	HostClass   string       `json:"host_class,omitempty"` // -host-class or $GCJITTER_HOST_CLASS
+	Worker      string       `json:"worker"`               // relative path of the worker program
+	ShuffleSeed int64        `json:"shuffle_seed"`
+	Cases       []Case       `json:"cases"`
+	Runs        []*Run       `json:"runs"` // in the order they ran
+	// Census are the census runs, one per single-rank variant, made after
+	// the timed runs with the first run's seeds (runner.Session.Census):
+	// their Summary.Walked is the heap each variant's collections walk.
+	// Not in Runs: they are never timed.
+	Census      []*Run `json:"census,omitempty"`
+	Interrupted bool   `json:"interrupted,omitempty"`
 	// StoppedBy says why the plan stopped before its last run, when the
 	// first runs all failed the same way (runner.FailFastRuns).
 	StoppedBy string `json:"stopped_by,omitempty"`

@@ -2,6 +2,8 @@ package runner
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,11 +23,10 @@ func ProbeHost(ctx context.Context) results.Host {
 	h := results.Host{OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU()}
 	h.Hostname, _ = os.Hostname()
 	h.Kernel = readTrim("/proc/sys/kernel/osrelease")
-	for _, line := range strings.Split(readTrim("/proc/cpuinfo"), "\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-			h.CPUModel = strings.TrimSpace(v)
-			break
-		}
+	cpuInfo(readTrim("/proc/cpuinfo"), &h)
+	h.Caches = cacheSizes("/sys/devices/system/cpu/cpu0/cache")
+	if sib := readTrim("/sys/devices/system/cpu/cpu0/topology/thread_siblings_list"); sib != "" {
+		h.ThreadsPerCore = cpuListLen(sib)
 	}
 	h.Governor = readTrim("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
 	if v := readTrim("/sys/devices/system/cpu/intel_pstate/no_turbo"); v != "" {
@@ -140,4 +141,69 @@ func toolLines(ctx context.Context, tool string, args ...string) []string {
 		lines = lines[:40]
 	}
 	return lines
+}
+
+// cpuInfo reads the first processor's facts from /proc/cpuinfo's text:
+// model, clock, microcode and a hash of its flags.
+func cpuInfo(text string, h *results.Host) {
+	for _, line := range strings.Split(text, "\n") {
+		if strings.TrimSpace(line) == "" {
+			return // the blank line after the first processor
+		}
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		switch k {
+		case "model name":
+			h.CPUModel = v
+		case "cpu MHz":
+			h.MHz, _ = strconv.ParseFloat(v, 64)
+		case "microcode":
+			h.Microcode = v
+		case "flags", "Features":
+			flags := strings.Fields(v)
+			slices.Sort(flags)
+			sum := sha256.Sum256([]byte(strings.Join(flags, " ")))
+			h.FlagsHash = hex.EncodeToString(sum[:6])
+		}
+	}
+}
+
+// cacheSizes lists a CPU's caches by level from its sysfs cache
+// directory: "L1d 32K, L1i 32K, L2 1024K, L3 32768K".
+func cacheSizes(dir string) string {
+	var out []string
+	for i := 0; ; i++ {
+		d := filepath.Join(dir, fmt.Sprintf("index%d", i))
+		level, size := readTrim(filepath.Join(d, "level")), readTrim(filepath.Join(d, "size"))
+		if level == "" || size == "" {
+			break
+		}
+		suffix := map[string]string{"Data": "d", "Instruction": "i"}[readTrim(filepath.Join(d, "type"))]
+		out = append(out, "L"+level+suffix+" "+size)
+	}
+	return strings.Join(out, ", ")
+}
+
+// cpuListLen counts the CPUs of a sysfs CPU list such as "0-1,4" (0 when
+// it cannot be read).
+func cpuListLen(list string) int {
+	n := 0
+	for _, part := range strings.Split(list, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			return 0
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil || b < a {
+				return 0
+			}
+		}
+		n += b - a + 1
+	}
+	return n
 }

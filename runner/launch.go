@@ -26,6 +26,9 @@ type Launch struct {
 	Tool      string
 	Command   []string
 	Progress  Progress
+	// Census: after the timed runs, one census run per single-rank
+	// variant (Session.Census), for the gate's exact heap layer.
+	Census bool
 	// Log gets what the user must read: where results go, host warnings,
 	// failed runs and what to do about them ("gcjitter: ..." lines).
 	Log io.Writer
@@ -93,7 +96,7 @@ func (l *Launch) Run(ctx context.Context, cs []*cases.Case) (*results.Manifest, 
 	}
 	plan := Plan(cs, l.Seed)
 	s := &Session{Dir: dir, Python: py, PythonFrom: from, Tool: l.Tool, Command: l.Command, Seed: l.Seed,
-		Progress: l.Progress, HostClass: l.HostClass}
+		Progress: l.Progress, HostClass: l.HostClass, Census: l.Census}
 	if s.HostClass == "" {
 		s.HostClass = os.Getenv(results.HostClassEnv)
 	}

@@ -39,6 +39,10 @@ type Session struct {
 	HostClass  string   // recorded with the results
 	Progress   Progress // nil: silent
 	Grace      time.Duration
+	// Census runs each single-rank variant once more after the timed
+	// runs, counting the objects every collection walks
+	// (results.Manifest.Census).
+	Census bool
 }
 
 // ErrResultsExist is returned when the results directory already holds a run.
@@ -162,6 +166,14 @@ func (s *Session) execute(ctx context.Context, m *results.Manifest, script strin
 	}
 
 	var repeated failFast
+	var lastCal time.Time
+	calibrate := func() {
+		if m.Calibration == nil {
+			m.Calibration = &results.Calibration{}
+		}
+		m.Calibration.Points = append(m.Calibration.Points, Calibrate())
+		lastCal = time.Now()
+	}
 	for i, p := range plan {
 		r := m.Runs[first+i]
 		switch {
@@ -171,6 +183,9 @@ func (s *Session) execute(ctx context.Context, m *results.Manifest, script strin
 		case m.StoppedBy != "":
 			r.Status, r.Reason = results.StatusSkipped, "not started: "+m.StoppedBy
 			continue
+		}
+		if i == 0 || (newRound(plan[i-1], p) && time.Since(lastCal) >= CalibrateEvery) {
+			calibrate()
 		}
 		if err := s.runOne(ctx, script, p, r, i, len(plan)); err != nil {
 			return err
@@ -182,11 +197,60 @@ func (s *Session) execute(ctx context.Context, m *results.Manifest, script strin
 			return err
 		}
 	}
+	if ctx.Err() == nil && m.StoppedBy == "" && len(plan) > 0 {
+		calibrate()
+		if s.Census {
+			if err := s.census(ctx, m, script, plan); err != nil {
+				return err
+			}
+		}
+	}
 	m.Interrupted = ctx.Err() != nil
 	now := time.Now().UTC()
 	m.Finished = &now
 	return s.save(m)
 }
+
+// census makes the census run of every single-rank variant of the plan
+// that completed a run and has none yet: the seeds of its first run, the
+// same steps, with --census. The schedule is deterministic, so the census
+// sees the collections the timed runs had; its record stream goes beside
+// theirs.
+func (s *Session) census(ctx context.Context, m *results.Manifest, script string, plan []PlannedRun) error {
+	progress := s.Progress
+	s.Progress = nil // not a timed run: no place in the progress of the plan
+	defer func() { s.Progress = progress }()
+	for _, p := range plan {
+		c := p.Case
+		if c.Ranks > 1 || c.Launcher != "" || p.Index != 0 || ctx.Err() != nil {
+			continue
+		}
+		id := p.ID + "/census"
+		if slices.ContainsFunc(m.Census, func(r *results.Run) bool { return r.ID == id }) {
+			continue
+		}
+		cfg := c.WorkerConfig(p.Variant)
+		cfg.Census = true
+		records := filepath.Join(filepath.Dir(p.RecordsPath()), "census.jsonl")
+		r := &results.Run{ID: id, Case: c.Name, Variant: p.Variant.Name, Policy: p.Variant.Policy,
+			Seed: c.Seed, HashSeed: p.HashSeed, Args: cfg.Args(), Records: records,
+			Stderr: strings.TrimSuffix(records, ".jsonl") + ".stderr", Status: results.StatusPending, Ranks: 1}
+		if err := s.runOne(ctx, script, p, r, 0, 0); err != nil {
+			return err
+		}
+		m.Census = append(m.Census, r)
+	}
+	return s.save(m)
+}
+
+// CalibrateEvery is the least time between two measurements of the host's
+// speed at round boundaries (besides the one before the first run and the
+// one after the last): a measurement takes about 0.2 s, so the suite's
+// many short rounds pay at most a few percent for it.
+const CalibrateEvery = 10 * time.Second
+
+// newRound says whether run b starts a round (or a case) after run a.
+func newRound(a, b PlannedRun) bool { return a.Case != b.Case || a.Index != b.Index }
 
 // FailFastRuns is how many runs failing the same way, before any run of
 // the plan completed, stop it: the cause is the host's or the

@@ -53,7 +53,12 @@ type SystemCheck struct {
 	Class     string
 	Baselines int
 	Differs   []string
-	Classes   []string
+	// Speed is this host's calibration, and Speeds how it compares with
+	// each baseline of the class (results.CompareSpeed), one line per
+	// distinct comparison naming its cases.
+	Speed   *results.Calibration
+	Speeds  []string
+	Classes []string
 	// Load is what other processes did while the host was watched
 	// (AddLoad); nil when it was not.
 	Load *SampledLoad
@@ -162,6 +167,12 @@ func (s *SystemCheck) Write(w io.Writer) {
 	}
 	for _, d := range s.Differs {
 		fmt.Fprintf(w, "differs from the baseline's host: %s\n", d)
+	}
+	if s.Speed.Known() {
+		fmt.Fprintf(w, "host speed (calibration): %s\n", s.Speed)
+	}
+	for _, sp := range s.Speeds {
+		fmt.Fprintf(w, "speed against the baselines of %s\n", sp)
 	}
 	if len(s.Advice) == 0 {
 		fmt.Fprintln(w, "advice: none; this host is set up for stable timings")

@@ -60,7 +60,12 @@ type RunSummary struct {
 	// collections inside steps and between them.
 	Collections [3]int
 	// Collected counts the objects the collections freed, per generation.
-	Collected  [3]int64
+	Collected [3]int64
+	// Walked counts, in a census run (bench.Config.Census), the objects
+	// the collections walked (their generations' objects at their start),
+	// per generation: the heap the collector scans, exact whatever the
+	// host's speed. Zero in timed runs.
+	Walked     [3]int64 `json:",omitempty"`
 	PauseNS    [3]float64
 	MaxPauseNS [3]float64
 	// GCShare is the fraction of measured step time spent in collections
@@ -169,6 +174,7 @@ func (sm *Summarizer) Add(st *bench.Step) {
 	for _, e := range st.GC {
 		sm.r.Collections[e.Gen]++
 		sm.r.Collected[e.Gen] += e.Collected
+		sm.r.Walked[e.Gen] += e.Objects
 		p := float64(e.PauseNS)
 		sm.r.PauseNS[e.Gen] += p
 		sm.r.MaxPauseNS[e.Gen] = math.Max(sm.r.MaxPauseNS[e.Gen], p)

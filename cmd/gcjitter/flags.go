@@ -25,6 +25,13 @@ type commonFlags struct {
 	history, label         string
 	sel                    cases.Selection
 	seed                   int64
+	census                 bool // census runs after the timed ones (censusFlag)
+}
+
+// censusFlag registers -census, for the commands whose baselines and
+// gates carry the exact heap layer (gate, golden update).
+func (f *commonFlags) censusFlag(fs *flag.FlagSet) {
+	fs.BoolVar(&f.census, "census", true, "after the timed runs, one census run per single-rank variant: the objects every collection walks, gated exactly on any host (one more run per variant; -census=false skips it)")
 }
 
 // measuringFlags is the flag set of a command that runs cases, with the
@@ -81,7 +88,7 @@ func (f *commonFlags) loadCases(args []string) ([]*cases.Case, error) {
 // stderr.
 func (f *commonFlags) launch(stderr io.Writer) *runner.Launch {
 	return &runner.Launch{Out: f.out, Label: f.sel.Suite, Python: f.python, Seed: f.seed, HostClass: f.hostClass,
-		Tool: cli.Version(), Command: os.Args, Progress: progress.New(stderr), Log: stderr}
+		Tool: cli.Version(), Command: os.Args, Progress: progress.New(stderr), Log: stderr, Census: f.census}
 }
 
 // adaptiveFlags registers the limits of adaptive rounds (gate, ab).

@@ -21,6 +21,7 @@ import (
 
 func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, f := measuringFlags("gcjitter gate", stderr)
+	f.censusFlag(fs)
 	dir := fs.String("golden", "golden", "baselines directory (holds <host-class>/<case>.json)")
 	unknown := fs.String("unknown", "pass", "how an unknown verdict counts: pass (with a warning) or fail")
 	timing := fs.String("timing", gate.TimingAuto, "timing layer: gate (a regression fails), report (shown, never fails: for noisy shared hosts) or auto (gate against baselines of this host's CPU model, report against another's)")
@@ -66,6 +67,10 @@ unchanged environment), 2 bad input or missing baseline, 3 infrastructure.
 	if m == nil {
 		return runErr
 	}
+	noteBefore := plan.TimingNote
+	if *from != "" {
+		noteBefore = ""
+	}
 	var o *gate.Outcome
 	judge := func() (*results.Comparison, error) {
 		judged, err := plan.Judge(m, outDir, gate.Policy{Timing: *timing, UnknownFails: *unknown == "fail", Check: *check})
@@ -83,6 +88,11 @@ unchanged environment), 2 bad input or missing baseline, 3 infrastructure.
 		runErr = err
 	} else if _, err := judge(); err != nil {
 		return err
+	}
+	// The session's own calibration can settle -timing auto otherwise
+	// than the measurement before the runs did: say what was decided.
+	if plan.TimingNote != noteBefore && plan.TimingNote != "" {
+		fmt.Fprintf(stderr, "gcjitter gate: %s\n", plan.TimingNote)
 	}
 	out := report.HumanOut(*format, stdout, stderr)
 	report.RunSummaryText(out, m)
@@ -154,6 +164,10 @@ func gateRuns(ctx context.Context, f *commonFlags, fs *flag.FlagSet, dir, from s
 	}
 	if err != nil {
 		return nil, nil, "", err
+	}
+	plan.Speed = &results.Calibration{Points: []results.SpeedPoint{runner.Calibrate()}}
+	if m != nil {
+		plan.Speed = m.Calibration
 	}
 	*timing, plan.TimingNote = plan.ResolveTiming(*timing)
 	if m != nil {

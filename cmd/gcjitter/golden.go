@@ -41,6 +41,7 @@ func cmdGolden(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 func goldenUpdate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, f := measuringFlags("gcjitter golden update", stderr)
+	f.censusFlag(fs)
 	dir := fs.String("golden", "golden", "baselines directory")
 	from := fs.String("from", "", "make the baselines from this results directory instead of running")
 	allowBusy := fs.Bool("allow-busy", false, fmt.Sprintf("write baselines from runs made beside other load (other processes keeping over %.0f%% of the host's CPUs, at least %.1f, busy); the baseline's provenance records it", 100*results.BusyShare, results.BusyMinCPUs))

@@ -3,8 +3,10 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
@@ -26,13 +28,36 @@ func TestMain(m *testing.M) {
 // TestScripts runs testdata/script/*.txtar: each file is one CLI behaviour.
 // $TORCH_PYTHON is the interpreter with torch.
 func TestScripts(t *testing.T) {
+	testscript.Run(t, scriptParams(t, "testdata/script"))
+}
+
+// TestSerialScripts runs testdata/serial/*.txtar one at a time, after the
+// others (top-level tests run in turn): scripts that measure this host's
+// speed, which the side-by-side scripts would move.
+func TestSerialScripts(t *testing.T) {
+	p := scriptParams(t, "testdata/serial")
+	t.Run("one at a time", func(t *testing.T) {
+		files, _ := filepath.Glob(filepath.Join(p.Dir, "*.txtar"))
+		for _, f := range files {
+			p.Files, p.Dir = []string{f}, ""
+			testscript.Run(t, p)
+		}
+	})
+}
+
+func scriptParams(t *testing.T, dir string) testscript.Params {
 	py := testpython.Torch(t)
-	testscript.Run(t, testscript.Params{
-		Dir:                 "testdata/script",
+	scripts, err := filepath.Abs("../../scripts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return testscript.Params{
+		Dir:                 dir,
 		RequireExplicitExec: true,
 		UpdateScripts:       *update,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("TORCH_PYTHON", py)
+			env.Setenv("GCJITTER_SCRIPTS", scripts)
 			env.Setenv("HOME", env.WorkDir) // the worker is cached under $HOME/.cache
 			// Scripts that launch ranks themselves need a rendezvous port
 			// nobody else holds; a fixed one fails when CI runs anything else.
@@ -43,12 +68,30 @@ func TestScripts(t *testing.T) {
 			env.Setenv("FREE_PORT", strconv.Itoa(port))
 			return nil
 		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "cpuquota" {
+				return cpuQuotaWritable(), nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"status":  cmdStatus,
 			"waitfor": cmdWaitFor,
 			"nights":  cmdNights,
 		},
-	})
+	}
+}
+
+// cpuQuotaWritable says whether scripts/cpuquota.sh can make a host of
+// another speed here: a cgroup v1 cpu controller this process may write.
+func cpuQuotaWritable() bool {
+	dir, err := os.MkdirTemp("/sys/fs/cgroup/cpu", "gcjitter-probe-")
+	if err != nil {
+		return false
+	}
+	defer os.Remove(dir)
+	return os.WriteFile(filepath.Join(dir, "cpu.cfs_period_us"), []byte("2000"), 0o644) == nil &&
+		os.WriteFile(filepath.Join(dir, "cpu.cfs_quota_us"), []byte("1000"), 0o644) == nil
 }
 
 // cmdStatus runs a command and checks its exact exit status, which is part

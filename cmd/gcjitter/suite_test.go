@@ -28,7 +28,7 @@ func TestQuickSuiteChecks(t *testing.T) {
 	}
 	var stdout, stderr bytes.Buffer
 	out := filepath.Join(t.TempDir(), "out")
-	code := run(context.Background(), []string{"gate", "-python", py, "-reduced", "-runs", "1", "-check",
+	code := run(context.Background(), []string{"gate", "-python", py, "-reduced", "-runs", "1", "-check", "-census=false",
 		"-host-class", "ci-cpu", "-golden", "../../golden", "-timing", "report", "-o", out}, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())

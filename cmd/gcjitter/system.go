@@ -5,10 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/gcjitter/gcjitter/golden"
 	"github.com/gcjitter/gcjitter/internal/cli"
+	"github.com/gcjitter/gcjitter/results"
 	"github.com/gcjitter/gcjitter/runner"
 )
 
@@ -47,11 +49,25 @@ nothing; exit 0.
 		check.AddLoad(runner.SampledLoad{Over: watch, OtherCPUs: other, Busiest: busiest})
 	}
 	check.Class = class
+	check.Speed = &results.Calibration{}
+	for range 3 {
+		check.Speed.Points = append(check.Speed.Points, runner.Calibrate())
+	}
+	var speedOrder []string
+	speedCases := map[string][]string{}
 	for _, g := range golden.ReadClass(*dir, class) {
 		for _, d := range g.HostDiffers(h) {
 			check.Differs = append(check.Differs, g.Case+": "+d)
 		}
 		check.Baselines++
+		sp := results.CompareSpeed(g.Provenance.Calibration, check.Speed).String()
+		if speedCases[sp] == nil {
+			speedOrder = append(speedOrder, sp)
+		}
+		speedCases[sp] = append(speedCases[sp], g.Case)
+	}
+	for _, sp := range speedOrder {
+		check.Speeds = append(check.Speeds, strings.Join(speedCases[sp], ", ")+": "+sp)
 	}
 	check.Classes = golden.Classes(*dir)
 	check.Write(stdout)
