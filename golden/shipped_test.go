@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/gcjitter/gcjitter/bench"
+	"github.com/gcjitter/gcjitter/cases"
 	"github.com/gcjitter/gcjitter/results"
 )
 
@@ -14,7 +15,7 @@ import (
 // (That their schedules match what this worker produces at their size is
 // TestQuickSuiteChecks, which runs it.) Remake with:
 //
-//	gcjitter golden update -host-class ci-cpu -reduced -runs 5
+//	scripts/remake-golden.sh
 func TestShippedBaselinesMatchShippedWorker(t *testing.T) {
 	classes := Classes(".")
 	if len(classes) == 0 {
@@ -30,6 +31,32 @@ func TestShippedBaselinesMatchShippedWorker(t *testing.T) {
 		}
 		for _, c := range Contaminated(gs...) {
 			t.Errorf("%s is contaminated (made on a disturbed host): %s", Path(".", class, c.Case), c)
+		}
+		// Whether a host runs at a baseline's speed is measured, not read
+		// off a model string: every baseline carries its session's
+		// calibration (a steady one) and the host facts beside it, and its
+		// single-rank variants their heap census.
+		for _, g := range gs {
+			p, path := g.Provenance, Path(".", class, g.Case)
+			switch {
+			case !p.Calibration.Known():
+				t.Errorf("%s has no calibration of its host's speed: remake it", path)
+			case p.Calibration.Moved():
+				t.Errorf("%s was made while its host's speed moved %.0f%%: remake it on a quiet host", path, 100*p.Calibration.Spread())
+			}
+			if p.FlagsHash == "" || p.Caches == "" {
+				t.Errorf("%s lacks the host facts beside the model string (CPU flags hash, caches): remake it", path)
+			}
+			c, err := cases.Load(g.Case)
+			if err != nil {
+				t.Errorf("%s: %v", path, err)
+				continue
+			}
+			for _, v := range g.Variants {
+				if v.Census == nil && c.Ranks <= 1 && c.Launcher == "" {
+					t.Errorf("%s: variant %s has no heap census: remake it", path, v.Name)
+				}
+			}
 		}
 		// A load over the whole session slows every run alike, which the
 		// test above cannot see; golden update records it.
