@@ -587,9 +587,6 @@ func (p *Plan) ResolveTiming(flag string) (timing, note string) {
 	if flag != TimingAuto {
 		return flag, ""
 	}
-	if p.History != nil {
-		return TimingGate, ""
-	}
 	var order []string
 	byReason := map[string][]string{}
 	add := func(reason, caseName string) {
@@ -598,8 +595,25 @@ func (p *Plan) ResolveTiming(flag string) (timing, note string) {
 		}
 		byReason[reason] = append(byReason[reason], caseName)
 	}
-	var same []string
+	var sameOrder []string
+	same := map[string][]string{}
+	gated := func(how, caseName string) {
+		if same[how] == nil {
+			sameOrder = append(sameOrder, how)
+		}
+		same[how] = append(same[how], caseName)
+	}
 	for _, c := range p.Cases {
+		if p.History != nil {
+			// Nights may come from several hosts of the class: each is
+			// held to the rule.
+			if why := p.History[c.Name].SpeedAgainst(p.Speed); why != "" {
+				add("nights: "+why, c.Name)
+			} else {
+				gated("every night ran at this host's speed", c.Name)
+			}
+			continue
+		}
 		prov := p.Goldens[c.Name].Provenance
 		if m := prov.CPUModel; m != "" && p.Host.CPUModel != "" && m != p.Host.CPUModel {
 			add(fmt.Sprintf("made on %s, this host is %s", m, p.Host.CPUModel), c.Name)
@@ -614,18 +628,25 @@ func (p *Plan) ResolveTiming(flag string) (timing, note string) {
 		case !sp.Comparable():
 			add(sp.String(), c.Name)
 		default:
-			if s := sp.String(); !slices.Contains(same, s) {
-				same = append(same, s)
-			}
+			gated(sp.String(), c.Name)
 		}
 	}
 	if len(order) == 0 {
-		return TimingGate, "timing gated: " + strings.Join(same, "; ")
+		if len(sameOrder) == 1 {
+			return TimingGate, "timing gated: " + sameOrder[0]
+		}
+		parts := make([]string, len(sameOrder))
+		for i, how := range sameOrder {
+			parts[i] = fmt.Sprintf("against the baselines of %s, %s", strings.Join(same[how], ", "), how)
+		}
+		return TimingGate, "timing gated: " + strings.Join(parts, "; ")
 	}
 	why := make([]string, len(order))
 	for i, r := range order {
 		why[i] = fmt.Sprintf("the baselines of %s were %s", strings.Join(byReason[r], ", "), r)
-		if !strings.HasPrefix(r, "made") {
+		if n, ok := strings.CutPrefix(r, "nights: "); ok {
+			why[i] = fmt.Sprintf("the history baselines of %s: %s", strings.Join(byReason[r], ", "), n)
+		} else if !strings.HasPrefix(r, "made") {
 			why[i] = fmt.Sprintf("against the baselines of %s, %s", strings.Join(byReason[r], ", "), r)
 		}
 	}

@@ -103,10 +103,18 @@ func (s *Store) AddManifest(ctx context.Context, m *results.Manifest, source str
 			return fail(err)
 		}
 	}
-	res, err := tx.ExecContext(ctx, s.bind(`INSERT INTO nights (id, started, finished, host_class, host, cpu_model, tool, label, partial, command, source, added)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
+	calibration := ""
+	if m.Calibration.Known() {
+		b, err := json.Marshal(m.Calibration)
+		if err != nil {
+			return fail(err)
+		}
+		calibration = string(b)
+	}
+	res, err := tx.ExecContext(ctx, s.bind(`INSERT INTO nights (id, started, finished, host_class, host, cpu_model, tool, label, partial, command, source, added, calibration)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
 		a.Night, m.Started.UTC().Format(time.RFC3339Nano), finished, class, m.Host.Hostname, m.Host.CPUModel, m.Tool,
-		o.Label, a.Partial, strings.Join(m.Command, " "), source, time.Now().UTC().Format(time.RFC3339))
+		o.Label, a.Partial, strings.Join(m.Command, " "), source, time.Now().UTC().Format(time.RFC3339), calibration)
 	if err != nil {
 		return fail(err)
 	}

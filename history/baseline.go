@@ -32,12 +32,46 @@ type Baseline struct {
 	// standard deviation of the nights' mean log values beyond what their
 	// runs' own spread explains (0 for exact counts).
 	Drift map[string]map[string]float64
+	// Speeds are the nights' calibrations of their hosts' speed, in the
+	// order of Nights; nil for a night recorded without one.
+	Speeds []*results.Calibration
+}
+
+// SpeedAgainst holds the nights to the speed rule (results.CompareSpeed)
+// against this host's calibration: "" when every night ran at this host's
+// speed, else why timings cannot be judged against them.
+func (b *Baseline) SpeedAgainst(here *results.Calibration) string {
+	var unknown, other []string
+	lo, hi := 0.0, 0.0
+	for i, c := range b.Speeds {
+		sp := results.CompareSpeed(c, here)
+		switch {
+		case !sp.Known:
+			unknown = append(unknown, b.Nights[i])
+		case !sp.Comparable():
+			other = append(other, b.Nights[i])
+			if len(other) == 1 {
+				lo, hi = sp.Ratio, sp.Ratio
+			}
+			lo, hi = min(lo, sp.Ratio), max(hi, sp.Ratio)
+		}
+	}
+	switch {
+	case !here.Known():
+		return "this host's speed was not measured"
+	case len(other) > 0:
+		return fmt.Sprintf("%d of its %d nights ran at another speed than this host's (this host runs the calibration at %.2fx-%.2fx theirs)", len(other), len(b.Nights), lo, hi)
+	case len(unknown) > 0:
+		return fmt.Sprintf("%d of its %d nights were recorded without their host's speed, so whether this host is as fast is unknown", len(unknown), len(b.Nights))
+	}
+	return ""
 }
 
 type baselineRun struct {
 	night              string
 	started            time.Time
 	host, tool, cpu    string
+	calibration        string // results.Calibration as JSON, '' when not recorded
 	variant            string
 	steps, warmup      int
 	spike, envKey, env string
@@ -48,7 +82,7 @@ type baselineRun struct {
 // Baseline reads the newest n complete nights of caseName on class that
 // ran in the newest night's environment with its size, as a baseline.
 func (s *Store) Baseline(ctx context.Context, class, caseName string, n int) (*Baseline, error) {
-	rows, err := s.db.QueryContext(ctx, s.bind(`SELECT n.id, n.started, n.host, n.tool, n.cpu_model, r.run_id, r.variant, r.steps, r.warmup, r.spike, r.env_key, `+runEnv+`,
+	rows, err := s.db.QueryContext(ctx, s.bind(`SELECT n.id, n.started, n.host, n.tool, n.cpu_model, n.calibration, r.run_id, r.variant, r.steps, r.warmup, r.spike, r.env_key, `+runEnv+`,
 		r.gen0_collections, r.gen1_collections, r.gen2_collections, r.gen0_collected, r.gen1_collected, r.gen2_collected, r.metrics
 		FROM runs r JOIN nights n ON n.id = r.night_id
 		WHERE n.host_class = ? AND r.case_name = ? AND r.side = '' AND n.partial = ''
@@ -62,7 +96,7 @@ func (s *Store) Baseline(ctx context.Context, class, caseName string, n int) (*B
 		var r baselineRun
 		var id, started string
 		var raw []byte
-		if err := rows.Scan(&r.night, &started, &r.host, &r.tool, &r.cpu, &id, &r.variant, &r.steps, &r.warmup, &r.spike, &r.envKey, &r.env,
+		if err := rows.Scan(&r.night, &started, &r.host, &r.tool, &r.cpu, &r.calibration, &id, &r.variant, &r.steps, &r.warmup, &r.spike, &r.envKey, &r.env,
 			&r.sched.Collections[0], &r.sched.Collections[1], &r.sched.Collections[2],
 			&r.sched.Collected[0], &r.sched.Collected[1], &r.sched.Collected[2], &raw); err != nil {
 			return nil, fmt.Errorf("history %s: %v", s, err)
@@ -159,7 +193,17 @@ func buildBaseline(store, class, caseName string, runs []*baselineRun, nights []
 			order = append(order, r.variant)
 		}
 	}
-	b := &Baseline{Golden: g, Nights: nights, Drift: map[string]map[string]float64{},
+	speeds := make([]*results.Calibration, len(nights))
+	for _, r := range runs {
+		if i, ok := keep[r.night]; ok && speeds[i] == nil && r.calibration != "" {
+			var c results.Calibration
+			if err := json.Unmarshal([]byte(r.calibration), &c); err != nil {
+				return nil, fmt.Errorf("history %s: night %s: calibration: %v", store, r.night, err)
+			}
+			speeds[i] = &c
+		}
+	}
+	b := &Baseline{Golden: g, Nights: nights, Drift: map[string]map[string]float64{}, Speeds: speeds,
 		From: fmt.Sprintf("history:%d (%s, nights of %s to %s)", len(nights), store, first.UTC().Format(time.DateOnly), newest.started.UTC().Format(time.DateOnly))}
 	for _, name := range order {
 		v := variants[name]

@@ -162,3 +162,62 @@ func historyBaselineTrials(t *testing.T, nights int) {
 		t.Errorf("history baseline: +15%% found in %d/%d, want >= 75%% and more than the one-session baseline's %d", hitHist, trials, hitGolden)
 	}
 }
+
+// TestHistoryBaselineSpeed: nights carry their host's calibration, and a
+// history baseline is held to the speed rule against this host: nights of
+// this host's speed pass; nights of a host twice as fast, or some of them,
+// are named with the ratio; nights recorded without a calibration are
+// unknown.
+func TestHistoryBaselineSpeed(t *testing.T) {
+	at := func(cost float64) *results.Calibration {
+		return &results.Calibration{Points: []results.SpeedPoint{{WalkNS: cost, ComputeNS: cost}, {WalkNS: cost * 1.02, ComputeNS: cost}}}
+	}
+	forEachStore(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := open(t, dsn)
+		rng := rand.New(rand.NewPCG(9, 9))
+		for i := 0; i < 7; i++ {
+			m := night{host: "vm-1", class: "ci-cpu", started: day0.AddDate(0, 0, i), cases: 1, variants: 1, runs: 3, level: 1}.manifest(rng)
+			switch {
+			case i == 0: // before nights recorded their speed
+			case i == 6:
+				m.Calibration = at(1.5) // a host twice as fast
+			default:
+				m.Calibration = at(3)
+			}
+			if _, err := s.AddManifest(ctx, m, "synth", AddOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		five, err := s.Baseline(ctx, "ci-cpu", "case-00", 5) // nights 2..6
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := five.SpeedAgainst(at(1.5)); !strings.Contains(got, "4 of its 5 nights ran at another speed than this host's (this host runs the calibration at 2.00x-2.00x theirs)") {
+			t.Errorf("a host twice as fast as 4 of 5 nights: %q", got)
+		}
+		four, err := s.Baseline(ctx, "ci-cpu", "case-00", 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := four.SpeedAgainst(at(3)); !strings.Contains(got, "1 of its 7 nights ran at another speed") {
+			t.Errorf("this host against 7 nights, one of a host twice as fast, one unknown: %q", got)
+		}
+		b, err := s.Baseline(ctx, "ci-cpu", "case-00", 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Speeds = b.Speeds[:4]
+		b.Nights = b.Nights[:4]
+		if got := b.SpeedAgainst(at(3.05)); got != "" {
+			t.Errorf("nights of this host's speed: %q, want none", got)
+		}
+		b.Speeds[0] = nil
+		if got := b.SpeedAgainst(at(3)); !strings.Contains(got, "1 of its 4 nights were recorded without their host's speed") {
+			t.Errorf("a night without calibration: %q", got)
+		}
+		if got := b.SpeedAgainst(nil); got != "this host's speed was not measured" {
+			t.Errorf("no calibration here: %q", got)
+		}
+	})
+}

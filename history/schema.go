@@ -91,6 +91,10 @@ var migrations = []string{
 	);
 	ALTER TABLE runs ADD COLUMN metrics TEXT NOT NULL DEFAULT '{}';
 	DROP INDEX runs_by_case`,
+	// 5: each night's calibration of its host's speed (results.Calibration
+	// as JSON; '' for nights recorded before): a history baseline is held
+	// to the speed rule the golden files are (results.CompareSpeed).
+	`ALTER TABLE nights ADD COLUMN calibration TEXT NOT NULL DEFAULT ''`,
 }
 
 // backfills are the data a migration computes in Go (medians and
