@@ -3,9 +3,11 @@
 # fast (0.5 <= F < number of CPUs), in a fresh cgroup v1 CPU group whose
 # quota is F CPUs over a 2 ms period: the shortest period whose quota the
 # kernel accepts at F = 0.5 (1 ms), so a step is slowed evenly rather than
-# stopped for a long throttled stretch. Needs a writable cgroup v1 cpu
+# stopped for a long throttled stretch. Throttling has a cost of its own:
+# at F = 0.5 a busy loop gets 0.43-0.44 CPU seconds a second on a 2-core
+# VM (BENCHMARKS.md, "Host speed"). Needs a writable cgroup v1 cpu
 # controller (root, /sys/fs/cgroup/cpu); exits 97 without one. Used by the
-# half-speed gate test (docs/gate.md, "Hosts of another speed").
+# half-speed gate test (docs/gate.md, "Host speed").
 set -u
 f=${1:?usage: cpuquota.sh FRACTION command [args...]}
 shift
