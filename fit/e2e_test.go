@@ -71,7 +71,7 @@ func TestTraceFitReproduce(t *testing.T) {
 			}
 			var table strings.Builder
 			for _, row := range fit.Compare(target, got) {
-				fmt.Fprintf(&table, "\n  %-22s traced %10.3f  reproduced %10.3f  %+6.1f%%", row.Name, row.Traced, row.Got, 100*row.RelativeChange)
+				fmt.Fprintf(&table, "\n  %-22s traced %10.3f  reproduced %10.3f  %+6.1f%%  %s", row.Name, row.Traced, row.Got, 100*row.RelativeChange, row.Undecided)
 				if row.Judged && !row.Within {
 					t.Errorf("%s: traced %.3f, reproduced %.3f (%+.1f%%), beyond ±%.0f%%", row.Name, row.Traced, row.Got, 100*row.RelativeChange, 100*row.Tolerance)
 				}

@@ -162,3 +162,28 @@ func TestCompareAtTheTracedSize(t *testing.T) {
 		}
 	}
 }
+
+// TestComparePauseUndecided: when the fitted case's own runs disagree on
+// the full-collection pause by more than the tolerance allows either side,
+// the pause row is undecided rather than judged on one pooled figure; runs
+// that agree are judged as before.
+func TestComparePauseUndecided(t *testing.T) {
+	traced := Schedule{Gen2PauseNS: []float64{58e6, 59e6, 60e6}}
+	pauseRow := func(rows []Row) Row {
+		for _, r := range rows {
+			if r.Name == "gen-2 pause (median)" {
+				return r
+			}
+		}
+		t.Fatal("no pause row")
+		return Row{}
+	}
+	apart := Pool(Schedule{Gen2PauseNS: []float64{35e6}}, Schedule{Gen2PauseNS: []float64{89e6}}, Schedule{Gen2PauseNS: []float64{107e6}})
+	if r := pauseRow(Compare(traced, apart)); r.Judged || !strings.Contains(r.Undecided, "the 3 runs of the fitted case paused 35.0-107.0 ms") {
+		t.Errorf("runs 35-107 ms apart: judged %v, %q", r.Judged, r.Undecided)
+	}
+	agree := Pool(Schedule{Gen2PauseNS: []float64{88e6}}, Schedule{Gen2PauseNS: []float64{89e6}}, Schedule{Gen2PauseNS: []float64{92e6}})
+	if r := pauseRow(Compare(traced, agree)); !r.Judged || r.Within || r.Undecided != "" {
+		t.Errorf("runs that agree on 89 ms against 59 traced: judged %v within %v %q; want judged, beyond", r.Judged, r.Within, r.Undecided)
+	}
+}

@@ -18,6 +18,9 @@ import (
 // matches and -check compares.
 type Schedule struct {
 	Steps int // measured steps, all streams
+	// RunPauses are, in a pool of runs (Pool), each run's median
+	// full-collection pause: how far runs of the same knobs disagree.
+	RunPauses []float64
 	// StreamSteps is the longest stream's measured steps: the traced run's
 	// size, which the fitted case and its check run at.
 	StreamSteps int
@@ -149,6 +152,9 @@ func Pool(runs ...Schedule) Schedule {
 		}
 		out.Gaps = append(out.Gaps, s.Gaps...)
 		out.Gen2PauseNS = append(out.Gen2PauseNS, s.Gen2PauseNS...)
+		if len(s.Gen2PauseNS) > 0 {
+			out.RunPauses = append(out.RunPauses, s.Gen2Pause())
+		}
 		p50, p99, quiet = append(p50, s.P50), append(p99, s.P99), append(quiet, s.NoGCP50)
 		out.Heap2, out.Python = max(out.Heap2, s.Heap2), s.Python
 	}

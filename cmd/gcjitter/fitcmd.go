@@ -105,6 +105,9 @@ much of the traced tail (p99) GC explains.
 	failed := 0
 	for _, r := range rows {
 		tol, verdict := "-", ""
+		if r.Undecided != "" {
+			tol = r.Undecided
+		}
 		if r.Judged {
 			tol = fmt.Sprintf("±%.0f%%", 100*r.Tolerance)
 			if r.Slack > 0 {
