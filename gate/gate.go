@@ -269,21 +269,13 @@ func (p *Plan) Judge(m *results.Manifest, dir string, pol Policy) (*Outcome, err
 // baselines it concerns: said before the runs and kept in the reports,
 // since a timing verdict across hosts measures the hosts too.
 func (p *Plan) HostCheck() []string {
-	var order []string
-	cases := map[string][]string{}
+	var differs byCase
 	for _, c := range p.Cases {
 		for _, d := range p.Goldens[c.Name].HostDiffers(p.Host) {
-			if cases[d] == nil {
-				order = append(order, d)
-			}
-			cases[d] = append(cases[d], c.Name)
+			differs.add("host differs from the baseline's ({cases}): "+d, c.Name)
 		}
 	}
-	out := make([]string, len(order))
-	for i, d := range order {
-		out[i] = fmt.Sprintf("host differs from the baseline's (%s): %s", strings.Join(cases[d], ", "), d)
-	}
-	return out
+	return differs.sentences("")
 }
 
 // SessionDrift is the session drift the gate allows a benchmark's metric:
@@ -587,69 +579,69 @@ func (p *Plan) ResolveTiming(flag string) (timing, note string) {
 	if flag != TimingAuto {
 		return flag, ""
 	}
-	var order []string
-	byReason := map[string][]string{}
-	add := func(reason, caseName string) {
-		if byReason[reason] == nil {
-			order = append(order, reason)
-		}
-		byReason[reason] = append(byReason[reason], caseName)
-	}
-	var sameOrder []string
-	same := map[string][]string{}
-	gated := func(how, caseName string) {
-		if same[how] == nil {
-			sameOrder = append(sameOrder, how)
-		}
-		same[how] = append(same[how], caseName)
-	}
+	// Each sentence names its cases where {cases} stands.
+	var reported, gated byCase
 	for _, c := range p.Cases {
 		if p.History != nil {
 			// Nights may come from several hosts of the class: each is
 			// held to the rule.
 			if why := p.History[c.Name].SpeedAgainst(p.Speed); why != "" {
-				add("nights: "+why, c.Name)
+				reported.add("the history baselines of {cases}: "+why, c.Name)
 			} else {
-				gated("every night ran at this host's speed", c.Name)
+				gated.add("every night ran at this host's speed", c.Name)
 			}
 			continue
 		}
 		prov := p.Goldens[c.Name].Provenance
 		if m := prov.CPUModel; m != "" && p.Host.CPUModel != "" && m != p.Host.CPUModel {
-			add(fmt.Sprintf("made on %s, this host is %s", m, p.Host.CPUModel), c.Name)
+			reported.add(fmt.Sprintf("the baselines of {cases} were made on %s, this host is %s", m, p.Host.CPUModel), c.Name)
 			continue
 		}
 		sp := results.CompareSpeed(prov.Calibration, p.Speed)
 		switch {
 		case !prov.Calibration.Known():
-			add("made before gcjitter measured host speed, so whether this host is as fast is unknown", c.Name)
+			reported.add("the baselines of {cases} were made before gcjitter measured host speed, so whether this host is as fast is unknown", c.Name)
 		case !p.Speed.Known():
-			add("this host's speed was not measured", c.Name)
+			reported.add("against the baselines of {cases}, this host's speed was not measured", c.Name)
 		case !sp.Comparable():
-			add(sp.String(), c.Name)
+			reported.add("against the baselines of {cases}, "+sp.String(), c.Name)
 		default:
-			gated(sp.String(), c.Name)
+			gated.add(sp.String(), c.Name)
 		}
 	}
-	if len(order) == 0 {
-		if len(sameOrder) == 1 {
-			return TimingGate, "timing gated: " + sameOrder[0]
+	if len(reported.order) == 0 {
+		// One comparison for every case needs no names.
+		if len(gated.order) == 1 {
+			return TimingGate, "timing gated: " + gated.order[0]
 		}
-		parts := make([]string, len(sameOrder))
-		for i, how := range sameOrder {
-			parts[i] = fmt.Sprintf("against the baselines of %s, %s", strings.Join(same[how], ", "), how)
-		}
-		return TimingGate, "timing gated: " + strings.Join(parts, "; ")
-	}
-	why := make([]string, len(order))
-	for i, r := range order {
-		why[i] = fmt.Sprintf("the baselines of %s were %s", strings.Join(byReason[r], ", "), r)
-		if n, ok := strings.CutPrefix(r, "nights: "); ok {
-			why[i] = fmt.Sprintf("the history baselines of %s: %s", strings.Join(byReason[r], ", "), n)
-		} else if !strings.HasPrefix(r, "made") {
-			why[i] = fmt.Sprintf("against the baselines of %s, %s", strings.Join(byReason[r], ", "), r)
-		}
+		return TimingGate, "timing gated: " + strings.Join(gated.sentences("against the baselines of {cases}, "), "; ")
 	}
 	return TimingReport, fmt.Sprintf("timing reported only: %s; step times from a host of another speed measure the hosts, not the change. The GC schedule, the heap census and memory still gate. -timing gate gates timings anyway; baselines for this host: gcjitter golden update -host-class CLASS",
-		strings.Join(why, "; "))
+		strings.Join(reported.sentences(""), "; "))
+}
+
+// byCase groups cases by what is said of them, in the order first said.
+type byCase struct {
+	order []string
+	cases map[string][]string
+}
+
+func (b *byCase) add(what, caseName string) {
+	if b.cases == nil {
+		b.cases = map[string][]string{}
+	}
+	if b.cases[what] == nil {
+		b.order = append(b.order, what)
+	}
+	b.cases[what] = append(b.cases[what], caseName)
+}
+
+// sentences are what was said, each after prefix, naming its cases at
+// {cases}.
+func (b *byCase) sentences(prefix string) []string {
+	out := make([]string, len(b.order))
+	for i, what := range b.order {
+		out[i] = strings.ReplaceAll(prefix+what, "{cases}", strings.Join(b.cases[what], ", "))
+	}
+	return out
 }
