@@ -189,6 +189,11 @@ func TestJudgeScheduleChangeFailsInTheSameEnvironment(t *testing.T) {
 	}
 }
 
+// metricRow is a comparison whose one row of metric regressed.
+func metricRow(metric string) *results.Comparison {
+	return &results.Comparison{Rows: []*stats.Row{{Pair: stats.Pair{Metric: metric}, Verdict: stats.Regressed}}}
+}
+
 func TestSettleAppliesThePolicy(t *testing.T) {
 	rows := func(vs ...stats.Verdict) *results.Comparison {
 		c := &results.Comparison{}
@@ -213,6 +218,13 @@ func TestSettleAppliesThePolicy(t *testing.T) {
 			c.Rows[0].Metric, c.Rows[1].Metric = "p50", "rss-growth"
 			return c
 		}(), Policy{Timing: "report"}, true},
+		// The GC cost and share cancel a uniformly slower host, not a
+		// throttled one: on a host of another speed their regression is
+		// undecided, a pass unless -unknown fail.
+		{"gc-cost regressed, timings reported for speed", metricRow("gc-cost"), Policy{Timing: "report", ForSpeed: true}, false},
+		{"gc-share regressed, timings reported for speed, -unknown fail", metricRow("gc-share"), Policy{Timing: "report", ForSpeed: true, UnknownFails: true}, true},
+		{"gen2-pause regressed, timings reported for speed", metricRow("gen2-pause"), Policy{Timing: "report", ForSpeed: true}, false},
+		{"gc-cost regressed, -timing report", metricRow("gc-cost"), Policy{Timing: "report"}, false},
 	} {
 		o := &Outcome{Comparison: tc.cmp, Policy: tc.pol}
 		o.settle()
@@ -287,7 +299,7 @@ func TestJudgeAllowsSessionDrift(t *testing.T) {
 		drift              *float64
 		p50, gcShare, rate float64
 	}{
-		{nil, 0.02, stats.HostDrift, 0},
+		{nil, 0.02, stats.GCShareDrift, 0},
 		{&zero, 0, 0, 0},
 	} {
 		p := plan(t, dir, c)
@@ -339,5 +351,23 @@ func TestHostCheckNamesWhatDiffers(t *testing.T) {
 	}
 	if !slices.Contains(o.Comparison.Notes, d[0]) {
 		t.Errorf("the reports' notes %q lack the host difference", o.Comparison.Notes)
+	}
+}
+
+// TestSpeedUndecidedIsSaid: a speed-free metric that regressed at another
+// speed is counted unknown and named in the warnings with its change, so
+// a user reads what to rerun rather than a silent pass.
+func TestSpeedUndecidedIsSaid(t *testing.T) {
+	c := metricRow("gc-cost")
+	c.Rows[0].Bench = "GCJitter/case=half/variant=manual:10"
+	c.Rows[0].Change, c.Rows[0].ChangeLo, c.Rows[0].ChangeHi = 0.21, 0.06, 0.40
+	o := &Outcome{Comparison: c, Policy: Policy{Timing: "report", ForSpeed: true}, Plan: &Plan{}, Manifest: &results.Manifest{}}
+	o.settle()
+	if o.Failed || o.Unknowns != 1 {
+		t.Fatalf("failed %v, unknowns %d; want a pass with 1 unknown", o.Failed, o.Unknowns)
+	}
+	w := strings.Join(o.Warnings(), "\n")
+	if !strings.Contains(w, "undecided at another speed: GCJitter/case=half/variant=manual:10 gc-cost +21") || !strings.Contains(w, "gate at the baselines' speed") {
+		t.Errorf("warnings do not name the undecided metric and what settles it:\n%s", w)
 	}
 }

@@ -88,6 +88,10 @@ type Size struct {
 	Warmup int             `json:"warmup"`
 	Runs   int             `json:"runs"`
 	Spike  stats.SpikeRule `json:"spike"`
+	// Detect is the effect the runs were sized to see (golden update
+	// -detect 20%: 0.2), 0 when the size was given; what each metric sees
+	// at the size is gate.SizeFor of the runs.
+	Detect float64 `json:"detect,omitempty"`
 	// SpikeFactor: baselines made before the noise rule (schema 1 files)
 	// name only a factor.
 	SpikeFactor float64 `json:"spike_factor,omitempty"`

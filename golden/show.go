@@ -34,10 +34,15 @@ func Show(w io.Writer, path string, g *Golden) {
 			fmt.Fprintf(w, "  step time, all runs pooled (%d steps): p50 %s, p90 %s, p99 %s, p99.9 %s, max %s\n", q.Steps,
 				stats.MS(q.Quantile(0.5)), stats.MS(q.Quantile(0.9)), stats.MS(q.Quantile(0.99)), stats.MS(q.Quantile(0.999)), stats.MS(q.Quantile(1)))
 		}
-		for _, mt := range []string{"p50", "p99", "max", "spike-rate", "gc-share"} {
+		for _, mt := range []string{"p50", "p99", "max", "spike-rate", "gc-share", "gc-cost"} {
 			var xs []float64
 			for _, r := range v.Runs {
-				xs = append(xs, r[mt])
+				if x, ok := r[mt]; ok {
+					xs = append(xs, x)
+				}
+			}
+			if len(xs) == 0 {
+				continue // a baseline from before the metric, or none measured (no census)
 			}
 			fmt.Fprintf(w, "  %-10s %s\n", mt, runValues(mt, xs))
 		}
@@ -149,6 +154,8 @@ type UpdateOptions struct {
 	// AllowBusy writes baselines from runs made beside other load
 	// (BusyLimit); the baseline's provenance records how much.
 	AllowBusy bool
+	// Detect is the effect the runs were sized for (Size.Detect).
+	Detect float64
 }
 
 // UpdateFrom is Update from several results directories (a session and
@@ -167,6 +174,7 @@ func UpdateFrom(w io.Writer, dir, class string, srcs []Source, opt UpdateOptions
 			if err != nil {
 				return &UpdateError{err}
 			}
+			g.Size.Detect = opt.Detect
 			gs = append(gs, g)
 			ms[name] = src.M
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -216,7 +215,7 @@ func buildBaseline(store, class, caseName string, runs []*baselineRun, nights []
 		b.Drift[bench] = map[string]float64{}
 		for _, m := range stats.Metrics {
 			if !m.Exact {
-				b.Drift[bench][m.Name] = NightDrift(perNight[name][m.Name])
+				b.Drift[bench][m.Name] = stats.SessionDrift(perNight[name][m.Name]).SD
 			}
 		}
 	}
@@ -224,76 +223,6 @@ func buildBaseline(store, class, caseName string, runs []*baselineRun, nights []
 		g.Size.Runs = len(g.Variants[0].Runs) / len(nights)
 	}
 	return b, nil
-}
-
-// NightDrift estimates how much nights' levels move beyond their runs'
-// spread, on the log scale the tests use: the variance of the nights'
-// mean log values less the part their runs' own variance explains
-// (one-way random effects, method of moments), as a standard deviation.
-// Values that are not all positive are taken relative to their mean.
-func NightDrift(nights [][]float64) float64 {
-	var all []float64
-	for _, xs := range nights {
-		all = append(all, xs...)
-	}
-	if len(all) == 0 {
-		return 0
-	}
-	logs := !slices.ContainsFunc(all, func(x float64) bool { return !(x > 0) })
-	mean := 0.0
-	for _, x := range all {
-		mean += x
-	}
-	mean /= float64(len(all))
-	scale := func(x float64) float64 {
-		if logs {
-			return math.Log(x)
-		}
-		if mean == 0 {
-			return 0
-		}
-		return x / mean
-	}
-	var means []float64
-	within := 0.0
-	k := 0
-	for _, xs := range nights {
-		if len(xs) == 0 {
-			continue
-		}
-		ys := make([]float64, len(xs))
-		for i, x := range xs {
-			ys[i] = scale(x)
-		}
-		m, v := meanVar(ys)
-		means = append(means, m)
-		if len(ys) > 1 {
-			within += v / float64(len(ys))
-			k++
-		}
-	}
-	if len(means) < 2 {
-		return 0
-	}
-	_, between := meanVar(means)
-	if k > 0 {
-		between -= within / float64(k)
-	}
-	return math.Sqrt(max(0, between))
-}
-
-func meanVar(xs []float64) (mean, variance float64) {
-	for _, x := range xs {
-		mean += x
-	}
-	mean /= float64(len(xs))
-	if len(xs) < 2 {
-		return mean, 0
-	}
-	for _, x := range xs {
-		variance += (x - mean) * (x - mean)
-	}
-	return mean, variance / float64(len(xs)-1)
 }
 
 // BaselineSpec parses gate -baseline: "golden" (0) or "history:N" (N

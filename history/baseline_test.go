@@ -62,31 +62,6 @@ func TestBaselineFromStore(t *testing.T) {
 	})
 }
 
-// TestNightDriftKnownTruth: the estimator recovers the night-to-night SD
-// beyond the runs' spread.
-func TestNightDriftKnownTruth(t *testing.T) {
-	rng := rand.New(rand.NewPCG(9, 9))
-	for _, truth := range []float64{0, 0.02, 0.05} {
-		var sum float64
-		const trials = 200
-		for trial := 0; trial < trials; trial++ {
-			nights := make([][]float64, 30)
-			for i := range nights {
-				level := math.Exp(truth * rng.NormFloat64())
-				for r := 0; r < 5; r++ {
-					nights[i] = append(nights[i], 40e6*level*math.Exp(0.03*rng.NormFloat64()))
-				}
-			}
-			sum += NightDrift(nights)
-		}
-		mean := sum / trials
-		t.Logf("true night SD %.3f: mean estimate %.4f", truth, mean)
-		if math.Abs(mean-truth) > 0.008 {
-			t.Errorf("true night SD %.3f: mean estimate %.4f", truth, mean)
-		}
-	}
-}
-
 // TestHistoryBaselineKnownTruth: 5 and 14 nights of 3 runs (nights 3.5%
 // apart, runs 2%) as the baseline, tonight 3 runs. A/A: the gate's p50 regresses
 // in at most 5% of 400 trials; +15%: it regresses in at least 75%, more
@@ -138,7 +113,7 @@ func historyBaselineTrials(t *testing.T, nights int) {
 			per[i] = sample(1)
 		}
 		old := data(per...)
-		drift := NightDrift(per)
+		drift := stats.SessionDrift(per).SD
 		if regressed(old, data(sample(1)), drift) {
 			falseHist++
 		}

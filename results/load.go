@@ -224,6 +224,7 @@ func (c *Cache) loadDir(dir string, spike stats.SpikeRule) (*Data, error) {
 		}
 		name := BenchName(r.Case, r.Variant)
 		s := files[i].Summary
+		m.AttachWorkTo(&s, r.Case, r.Variant)
 		d.Runs[name] = append(d.Runs[name], s)
 		d.Sketches[name] = append(d.Sketches[name], files[i].Sketch)
 		d.iters(name, s.Steps)

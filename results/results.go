@@ -184,11 +184,35 @@ type RunMeta struct {
 
 // WriteManifest writes m to dir atomically.
 func WriteManifest(dir string, m *Manifest) error {
+	m.AttachWork()
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
 	}
 	return atomicfile.Write(filepath.Join(dir, ManifestFile), append(data, '\n'), 0o644)
+}
+
+// AttachWork gives every run's summary what its GC cost is measured per
+// (stats.GCCost): the objects a full collection of its variant walks, from
+// the session's census run of the variant. Derived, so set again whenever
+// a manifest is read or written.
+func (m *Manifest) AttachWork() {
+	for _, r := range m.Runs {
+		if r.Summary != nil {
+			m.AttachWorkTo(r.Summary, r.Case, r.Variant)
+		}
+	}
+}
+
+// AttachWorkTo is AttachWork for one summary of caseName's variant (one
+// summarised again from its records).
+func (m *Manifest) AttachWorkTo(s *stats.RunSummary, caseName, variant string) {
+	s.FullWalk = 0
+	for _, c := range m.Census {
+		if c.Case == caseName && c.Variant == variant && c.Status == StatusOK && c.Summary != nil && c.Summary.Collections[2] > 0 {
+			s.FullWalk = float64(c.Summary.Walked[2]) / float64(c.Summary.Collections[2])
+		}
+	}
 }
 
 // ReadManifest reads dir's manifest.
@@ -205,6 +229,7 @@ func ReadManifest(dir string) (*Manifest, error) {
 	if m.Schema != ManifestSchema {
 		return nil, fmt.Errorf("%s: manifest schema %d, this gcjitter reads %d", path, m.Schema, ManifestSchema)
 	}
+	m.AttachWork()
 	return &m, nil
 }
 

@@ -44,6 +44,12 @@ type Metric struct {
 	// counts and the spike rate (a rule against the run's own noise) do
 	// not. docs/compare.md gives the measurement behind the figure.
 	Drift float64
+	// SpeedFree: a uniformly faster or slower host cancels in it (a ratio
+	// of the run's own times, a size), so its session drift is small. A
+	// throttled or shared host does not slow collections and steps alike
+	// (a cache-resident heap suffers more): at another speed a gate calls
+	// its regression undecided (gate.Outcome.settle); memory gates anyway.
+	SpeedFree bool
 	// HigherBetter: a larger value is the better one (the device's
 	// utilisation); every other metric is better lower.
 	HigherBetter bool
@@ -90,18 +96,24 @@ var Metrics = []Metric{
 	{Name: "mean", Unit: "mean-ns/step", Floor: 0.02, Drift: HostDrift, Value: func(r RunSummary) float64 { return orNaN(r.Mean) }},
 	{Name: "max", Unit: "max-ns/step", LengthBiased: true, Floor: 0.10, Drift: HostDrift, Value: func(r RunSummary) float64 { return r.Max }},
 	{Name: "spike-rate", Unit: "spikes/kstep", PerKStep: true, Floor: 0.10, Primary: true, Value: func(r RunSummary) float64 { return perK(r.Spikes, r.Steps) }},
-	{Name: "gc-share", Unit: "gc-share", Floor: 0.05, Primary: true, Drift: HostDrift, Value: func(r RunSummary) float64 { return r.GCShare }},
+	{Name: "gc-share", Unit: "gc-share", Floor: 0.05, Primary: true, SpeedFree: true, Drift: GCShareDrift, Value: func(r RunSummary) float64 { return r.GCShare }},
 	{Name: "gen0-collections", Unit: "gen0-collections/kstep", Exact: true, PerKStep: true, Value: func(r RunSummary) float64 { return perK(r.Collections[0], r.Steps) }},
 	{Name: "gen1-collections", Unit: "gen1-collections/kstep", Exact: true, PerKStep: true, Value: func(r RunSummary) float64 { return perK(r.Collections[1], r.Steps) }},
 	{Name: "gen2-collections", Unit: "gen2-collections/kstep", Exact: true, PerKStep: true, Value: func(r RunSummary) float64 { return perK(r.Collections[2], r.Steps) }},
 	{Name: "gen0-pause", Unit: "gen0-max-pause-ns", LengthBiased: true, Floor: 0.05, Drift: HostDrift, Value: func(r RunSummary) float64 { return r.MaxPauseNS[0] }},
 	{Name: "gen1-pause", Unit: "gen1-max-pause-ns", LengthBiased: true, Floor: 0.05, Drift: HostDrift, Value: func(r RunSummary) float64 { return r.MaxPauseNS[1] }},
 	{Name: "gen2-pause", Unit: "gen2-max-pause-ns", LengthBiased: true, Floor: 0.03, Primary: true, Drift: HostDrift, Value: func(r RunSummary) float64 { return r.MaxPauseNS[2] }},
+	// The GC cost: what a full collection costs per object it walks, in
+	// the run's own typical steps, so a slower collector moves it and a
+	// slower or faster host does not (both slow alike); a heavier heap
+	// does not either (the census says that). Where a session has a
+	// census.
+	{Name: "gc-cost", Unit: GCCostUnit, Floor: 0.05, Primary: true, SpeedFree: true, Drift: GCCostDrift, Value: GCCost},
 	// Memory, the price of a calm tail: a policy that collects less keeps
 	// cyclic garbage alive. The peak grows with the run's length.
-	{Name: "rss-peak", Memory: true, Unit: "rss-peak-bytes", LengthBiased: true, Floor: 0.10, Value: func(r RunSummary) float64 { return memValue(r.RSS, false) }},
-	{Name: "rss-growth", Memory: true, Unit: RSSGrowthUnit, MinSteps: MinStepsGrowth, Floor: RSSGrowthFloor, FloorAbs: RSSGrowthFloorAbs, Primary: true, Value: func(r RunSummary) float64 { return memValue(r.RSS, true) }},
-	{Name: "dev-mem-peak", Memory: true, Unit: "dev-mem-peak-bytes", LengthBiased: true, Floor: 0.10, Value: func(r RunSummary) float64 { return memValue(r.DevMem, false) }},
+	{Name: "rss-peak", Memory: true, SpeedFree: true, Unit: "rss-peak-bytes", LengthBiased: true, Floor: 0.10, Value: func(r RunSummary) float64 { return memValue(r.RSS, false) }},
+	{Name: "rss-growth", Memory: true, SpeedFree: true, Unit: RSSGrowthUnit, MinSteps: MinStepsGrowth, Floor: RSSGrowthFloor, FloorAbs: RSSGrowthFloorAbs, Primary: true, Value: func(r RunSummary) float64 { return memValue(r.RSS, true) }},
+	{Name: "dev-mem-peak", Memory: true, SpeedFree: true, Unit: "dev-mem-peak-bytes", LengthBiased: true, Floor: 0.10, Value: func(r RunSummary) float64 { return memValue(r.DevMem, false) }},
 	// The asynchronous device (emulated, or a real one's events): its busy
 	// share of the step, the share of its idle time that host collections
 	// caused, and the host's lead at the step's sync (the room a pause
@@ -110,7 +122,7 @@ var Metrics = []Metric{
 	{Name: "device-util", Unit: DeviceUtilUnit, Floor: 0.03, HigherBetter: true, Drift: HostDrift, Value: func(r RunSummary) float64 { return devValue(r, func(d *DeviceSummary) float64 { return d.Util }) }},
 	{Name: "device-idle-gc", Unit: "device-idle-gc", Floor: 0.05, Drift: HostDrift, Value: func(r RunSummary) float64 { return devValue(r, func(d *DeviceSummary) float64 { return d.IdleGC }) }},
 	{Name: "dev-slack", Unit: "dev-slack-ns", Floor: 0.05, HigherBetter: true, Drift: HostDrift, Value: func(r RunSummary) float64 { return devValue(r, func(d *DeviceSummary) float64 { return d.SlackNS }) }},
-	{Name: "dev-mem-growth", Memory: true, Unit: "dev-mem-growth-bytes/kstep", MinSteps: MinStepsGrowth, Floor: RSSGrowthFloor, FloorAbs: RSSGrowthFloorAbs, Value: func(r RunSummary) float64 { return memValue(r.DevMem, true) }},
+	{Name: "dev-mem-growth", Memory: true, SpeedFree: true, Unit: "dev-mem-growth-bytes/kstep", MinSteps: MinStepsGrowth, Floor: RSSGrowthFloor, FloorAbs: RSSGrowthFloorAbs, Value: func(r RunSummary) float64 { return memValue(r.DevMem, true) }},
 }
 
 // Better is Pair.Better for m: 1 when higher values are better, else -1.
@@ -127,6 +139,26 @@ func (m Metric) BetterWord() string {
 		return "higher"
 	}
 	return "lower"
+}
+
+// GCCostUnit is the unit of the GC cost in results.bench: the run's
+// typical steps per million objects a full collection walks.
+const GCCostUnit = "gc-cost-steps/Mobj"
+
+// GCCost is a run's GC cost: its full collections' mean pause per object
+// they walk (the census), over the run's typical step (the median step
+// without a full collection), per million objects. The yardstick is the
+// run's own step, not the session's calibration: both follow the host's
+// speed, but the step shares the run's process, memory and minute, and
+// left a third of the calibration's session drift (BENCHMARKS.md, "A
+// slower collector"). A step made faster (an upgrade of torch) raises it,
+// as it raises the GC share: read it beside p50. NaN without full
+// collections or a census.
+func GCCost(r RunSummary) float64 {
+	if r.Collections[2] == 0 || r.FullWalk <= 0 || r.Typical <= 0 {
+		return math.NaN()
+	}
+	return 1e6 * r.PauseNS[2] / float64(r.Collections[2]) / r.FullWalk / r.Typical
 }
 
 // DeviceUtilUnit is the unit of the device's busy share in results.bench.
@@ -191,6 +223,27 @@ const (
 // ci-cpu (docs/compare.md, "Session drift"). A dedicated host drifts less:
 // a case's gate.drift or gate -drift sets it.
 const HostDrift = 0.05
+
+// The session drifts of the metrics in which the host's speed cancels,
+// measured as HostDrift was, between sessions of one host
+// (BENCHMARKS.md, "Session drift by metric"): a faster or slower session
+// moves the collections and the steps alike.
+const (
+	GCShareDrift = 0.02
+	GCCostDrift  = 0.02
+)
+
+// SpeedFreeMetrics are the names of the timing metrics the host's speed
+// cancels in (Metric.SpeedFree, memory aside), in catalogue order.
+func SpeedFreeMetrics() []string {
+	var out []string
+	for _, m := range Metrics {
+		if m.SpeedFree && !m.Memory {
+			out = append(out, m.Name)
+		}
+	}
+	return out
+}
 
 // DefaultDrift are the catalogue's session drifts by metric name.
 var DefaultDrift = func() map[string]float64 {

@@ -65,7 +65,12 @@ type RunSummary struct {
 	// the collections walked (their generations' objects at their start),
 	// per generation: the heap the collector scans, exact whatever the
 	// host's speed. Zero in timed runs.
-	Walked     [3]int64 `json:",omitempty"`
+	Walked [3]int64 `json:",omitempty"`
+	// FullWalk is the objects a full collection of the run's variant walks,
+	// from its session's census run (results.Manifest.AttachWork; 0 where
+	// the session had no census): what the GC cost (stats.GCCost) is
+	// measured per.
+	FullWalk   float64 `json:",omitempty"`
 	PauseNS    [3]float64
 	MaxPauseNS [3]float64
 	// GCShare is the fraction of measured step time spent in collections

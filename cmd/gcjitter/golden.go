@@ -9,12 +9,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gcjitter/gcjitter/cases"
 	"github.com/gcjitter/gcjitter/gate"
 	"github.com/gcjitter/gcjitter/golden"
 	"github.com/gcjitter/gcjitter/internal/cli"
 	"github.com/gcjitter/gcjitter/report"
 	"github.com/gcjitter/gcjitter/results"
 	"github.com/gcjitter/gcjitter/runner"
+	"github.com/gcjitter/gcjitter/stats"
 )
 
 var goldenCommands = map[string]command{"update": goldenUpdate, "show": goldenShow, "diff": goldenDiff}
@@ -44,6 +46,15 @@ func goldenUpdate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	f.censusFlag(fs)
 	dir := fs.String("golden", "golden", "baselines directory")
 	from := fs.String("from", "", "make the baselines from this results directory instead of running")
+	var detect float64
+	fs.Func("detect", fmt.Sprintf("size each case's runs to detect this change `F` (e.g. 20%%) in a gate against the baseline: runs of at least %d steps (p99's interval), %d runs a variant first to measure the spreads, then as many more as the power plan asks (at most %d), with the session drift allowed; the metrics that cannot see F within that are named", stats.MinStepsP99, gate.DetectPilotRuns, gate.DetectMaxRuns), func(s string) error {
+		v, err := cases.ParseFraction(s)
+		if err == nil && !(v > 0) {
+			err = fmt.Errorf("want a change above 0, e.g. 20%%")
+		}
+		detect = v
+		return err
+	})
 	allowBusy := fs.Bool("allow-busy", false, fmt.Sprintf("write baselines from runs made beside other load (other processes keeping over %.0f%% of the host's CPUs, at least %.1f, busy); the baseline's provenance records it", 100*results.BusyShare, results.BusyMinCPUs))
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: gcjitter golden update [flags] [case ...]
@@ -64,11 +75,14 @@ changed against the baseline it replaces.
 		return cli.Usagef("%v", err)
 	}
 	f.hostClass = class
-	m, resDir, names, err := baselineRuns(ctx, f, *from, fs.Args(), stderr)
+	if detect > 0 && *from != "" {
+		return cli.Usagef("-detect sizes the runs golden update makes: drop it with -from")
+	}
+	m, resDir, names, err := baselineRuns(ctx, f, *from, detect, fs.Args(), stderr)
 	if err != nil {
 		return err
 	}
-	opt := golden.UpdateOptions{AllowBusy: *allowBusy}
+	opt := golden.UpdateOptions{AllowBusy: *allowBusy, Detect: detect}
 	// caseArg is a case as the command line named it: a case file stays
 	// its path.
 	caseArg := func(name string) string {
@@ -102,7 +116,8 @@ changed against the baseline it replaces.
 	for _, name := range disturbed.Cases() {
 		rerun = append(rerun, caseArg(name))
 	}
-	m2, resDir2, _, err := baselineRuns(ctx, &again, "", rerun, stderr)
+	again.sel.Runs, again.sel.Steps = sizeOf(m, disturbed.Cases()) // the size the first session reached (-detect grows it)
+	m2, resDir2, _, err := baselineRuns(ctx, &again, "", 0, rerun, stderr)
 	if err != nil {
 		return err
 	}
@@ -131,7 +146,9 @@ func warnIfCannotGate(stderr io.Writer, f *commonFlags, args []string, dir, clas
 
 // baselineRuns are the runs a baseline is made from: a results directory
 // given by -from, or the cases run now (every run must complete).
-func baselineRuns(ctx context.Context, f *commonFlags, from string, args []string, stderr io.Writer) (*results.Manifest, string, []string, error) {
+// With detect, each case is first run at DetectPilotRuns runs of p99's
+// steps at least, and then to the size gate.SizeFor asks.
+func baselineRuns(ctx context.Context, f *commonFlags, from string, detect float64, args []string, stderr io.Writer) (*results.Manifest, string, []string, error) {
 	if from != "" {
 		m, err := results.ReadManifest(from)
 		if err != nil {
@@ -149,13 +166,24 @@ func baselineRuns(ctx context.Context, f *commonFlags, from string, args []strin
 	if err != nil {
 		return nil, "", nil, err
 	}
-	if err := gate.PlanBaseline(cs); err != nil {
+	if detect > 0 {
+		for _, c := range cs {
+			if f.sel.Steps == 0 {
+				c.Steps = max(c.Steps, stats.MinStepsP99)
+			}
+			c.Runs = max(c.Runs, gate.DetectPilotRuns)
+		}
+	} else if err := gate.PlanBaseline(cs); err != nil {
 		// Not refused: the schedule layer is exact and needs one run; the
 		// timing layer of a gate against it will be refused until it has
 		// the runs named here.
 		fmt.Fprintf(stderr, "gcjitter golden update: warning: %v for a timing baseline\n", err)
 	}
-	m, dir, err := f.launch(stderr).Run(ctx, cs)
+	launch := f.launch(stderr)
+	m, dir, err := launch.Run(ctx, cs)
+	if err == nil && detect > 0 {
+		err = sizeForEffect(ctx, launch, m, dir, cs, detect, stderr)
+	}
 	if m == nil || err != nil {
 		fmt.Fprintln(stderr, "gcjitter golden update: not every run completed; no baseline written")
 		return nil, "", nil, launchError(err)
@@ -165,6 +193,46 @@ func baselineRuns(ctx context.Context, f *commonFlags, from string, args []strin
 		names = append(names, c.Name)
 	}
 	return m, dir, names, nil
+}
+
+// sizeForEffect grows the pilot's runs in dir to the size at which a gate
+// against the baseline detects effect (gate.SizeFor), and says what that
+// size sees.
+func sizeForEffect(ctx context.Context, launch *runner.Launch, m *results.Manifest, dir string, cs []*cases.Case, effect float64, stderr io.Writer) error {
+	d, err := results.Load(dir, stats.SpikeRule{})
+	if err != nil {
+		return err
+	}
+	sized := gate.SizeFor(cs, d, effect)
+	rounds := map[string]int{}
+	for i, s := range sized {
+		if more := s.Runs - cs[i].Runs; more > 0 {
+			rounds[s.Case] = more
+		}
+	}
+	if len(rounds) > 0 {
+		if err := launch.More(ctx, m, dir, cs, rounds); err != nil {
+			return err
+		}
+		if d, err = results.Load(dir, stats.SpikeRule{}); err != nil {
+			return err
+		}
+		sized = gate.SizeFor(cs, d, effect)
+	}
+	for i, s := range sized {
+		fmt.Fprintf(stderr, "gcjitter golden update: sized for %s: %s\n", stats.Pct(effect), s.AtSize(cs[i].Runs))
+	}
+	return nil
+}
+
+// sizeOf is the most runs and steps the named cases have in m.
+func sizeOf(m *results.Manifest, names []string) (runs, steps int) {
+	for _, c := range m.Cases {
+		if slices.Contains(names, c.Name) {
+			runs, steps = max(runs, c.Runs), max(steps, c.Steps)
+		}
+	}
+	return runs, steps
 }
 
 func goldenShow(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -201,7 +269,28 @@ func goldenShow(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return cli.Usagef("%v", err)
 	}
 	golden.Show(stdout, path, g)
+	fmt.Fprintf(stdout, "\n%s\n", sizeStatement(g))
 	return nil
+}
+
+// sizeStatement says what a gate at the baseline's size detects, from its
+// own runs' spreads and the session drift a gate allows (gate.SizeFor):
+// the effect it was sized for (golden update -detect), else +20%. The
+// case's gate settings are the built-in case's of that name, if any.
+func sizeStatement(g *golden.Golden) string {
+	effect, what := g.Size.Detect, "sized for"
+	if effect == 0 {
+		effect, what = 0.2, "not sized for an effect (golden update -detect); at"
+	}
+	c := &cases.Case{Name: g.Case, Steps: g.Size.Steps}
+	if builtin, err := (&cases.Selection{}).Load([]string{g.Case}); err == nil && len(builtin) == 1 {
+		c.Gate = builtin[0].Gate
+	}
+	for _, v := range g.Variants {
+		c.Variants = append(c.Variants, cases.Variant{Name: v.Name, Policy: v.Policy})
+	}
+	s := gate.SizeFor([]*cases.Case{c}, g.Data("baseline"), effect)[0].AtSize(g.Size.Runs)
+	return fmt.Sprintf("what a gate sees (%s %s): %s", what, stats.Pct(effect), s)
 }
 
 func goldenDiff(_ context.Context, args []string, stdout, stderr io.Writer) error {

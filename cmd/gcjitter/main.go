@@ -48,6 +48,7 @@ commands:
   worker     run one worker process and summarise its records
   history    nights remembered: history add DIR... | show | detect | report (SQLite file or PostgreSQL)
   scale      predicted step times at N ranks from measured per-rank GC schedules, validated on the ranks measured here
+  drift      how far each metric moves between sessions of this host (drift DIR DIR...): the gate's session drift, measured
   system     what on this host moves step times, with advice, against the baselines' host (changes nothing)
   version    print the version
 
@@ -60,7 +61,7 @@ type command func(ctx context.Context, args []string, stdout, stderr io.Writer) 
 
 var commands = map[string]command{
 	"run": cmdRun, "cases": cmdCases, "compare": cmdCompare, "gate": cmdGate, "golden": cmdGolden,
-	"ab": cmdAB, "report": cmdReport, "collect": cmdCollect, "trace": cmdTrace, "import": cmdImport, "fit": cmdFit, "advise": cmdAdvise, "worker": cmdWorker, "system": cmdSystem, "history": cmdHistory, "scale": cmdScale,
+	"ab": cmdAB, "report": cmdReport, "collect": cmdCollect, "trace": cmdTrace, "import": cmdImport, "fit": cmdFit, "advise": cmdAdvise, "worker": cmdWorker, "system": cmdSystem, "history": cmdHistory, "scale": cmdScale, "drift": cmdDrift,
 	"version": func(_ context.Context, _ []string, stdout, _ io.Writer) error {
 		fmt.Fprintln(stdout, "gcjitter", cli.Version())
 		return nil
