@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gcjitter/gcjitter/bench"
+	"github.com/gcjitter/gcjitter/results"
 	"github.com/gcjitter/gcjitter/stats"
 )
 
@@ -20,16 +21,19 @@ type Candidate struct {
 	// spikes per 1000 steps. MeanStep is the pooled mean step in ns: the
 	// job's throughput, what turns a duration into steps.
 	P50, P99, SpikeRate, Gen2Pause, MeanStep float64
-	// Memory: Growth (bytes per 1000 steps) is the runs' median; WorstGrowth
-	// and WorstPeak are the largest of any run, which the time to the limit
-	// is taken from, so one leaking run is not averaged away. HasMemory is
-	// false where the runs recorded no RSS.
-	Growth, WorstGrowth, WorstPeak float64
-	HasMemory                      bool
+	// Memory: Mem pools the runs' growth (bytes per 1000 steps) with its
+	// interval and class (stats.PoolMem); WorstPeak is the largest peak of
+	// any run. HasMemory is false where the runs recorded no RSS.
+	Mem       stats.MemPool
+	WorstPeak float64
+	HasMemory bool
 	// Verdicts against the reference by metric name (p50, p99,
 	// spike-rate, gen2-pause, rss-growth); a metric the comparison left out
 	// (p99 of runs under 368 steps) is absent.
 	Verdicts map[string]stats.Verdict
+	// RunsNeeded is the most runs a side its unknown tail metrics would
+	// likely need to be decided (stats.Row.RunsNeeded), 0 when none is.
+	RunsNeeded int
 }
 
 // TailMetrics are the metrics that make a policy's tail, in the table's
@@ -53,15 +57,30 @@ const (
 	Both   = "both"
 )
 
+// Fate is what a candidate's memory does in the job.
+type Fate string
+
+const (
+	Lasts       Fate = "lasts"        // bounded, or grows too slowly to run out even at its interval's upper end
+	RunsOut     Fate = "runs out"     // over the limit already, or grows and runs out even at its interval's lower end
+	MemUnsure   Fate = "undecided"    // too few steps to tell, or the interval spans the job's end
+	NotRecorded Fate = "not recorded" // the runs recorded no RSS
+)
+
 // Judged is a candidate with what the decision made of it.
 type Judged struct {
 	Candidate
 	// Tail is the candidate's tail verdict against the reference (TailVerdict).
 	Tail stats.Verdict
-	// LimitSteps and LimitHours are the time its worst run takes to reach
-	// the limit (+Inf: memory does not grow); NeedBytes is the limit the
-	// job's duration needs at that growth.
-	LimitSteps, LimitHours, NeedBytes float64
+	// Fate is what its memory does in the job. LimitHours and SoonestHours
+	// are the time to the limit at the growth interval's lower and upper
+	// ends (+Inf: it does not grow; NaN: undecided), LimitSteps the steps
+	// at the lower end; NeedBytes is the limit the job needs at the upper
+	// end. StepsNeeded, for an undecided memory, is the measured steps a
+	// run needs to decide it.
+	Fate                                            Fate
+	LimitSteps, LimitHours, SoonestHours, NeedBytes float64
+	StepsNeeded                                     int
 	// Excluded names the constraints it fails: Median, Memory, or both.
 	Excluded []string
 }
@@ -75,8 +94,9 @@ func (j *Judged) Qualifies() bool { return len(j.Excluded) == 0 }
 type Interval struct {
 	Family  string // the policy with N written as N: manual:N, freeze+manual:N:1
 	Ns      []int  // the intervals measured, ascending
-	Largest int    // 0: none lasts the job
+	Largest int    // 0: none is known to last the job
 	Fastest int
+	Unsure  bool // some N's memory is undecided
 }
 
 // Advice is the decision for one case.
@@ -86,9 +106,18 @@ type Advice struct {
 	LimitFrom string // where the limit came from: -mem-limit, the cgroup, MemTotal
 	// Candidates, the reference among them, calmest tail (p99) first.
 	Candidates []*Judged
-	// Pick is the recommended candidate, nil when none qualifies.
+	// Pick is the recommended candidate, nil when none qualifies or the
+	// evidence cannot decide (Undecided, with Settle saying what would).
 	Pick   *Judged
 	Reason string
+	// Warning, with a pick, says what is worse about it than the
+	// reference (its tail, when the reference's memory runs out): the
+	// first line of the text and recommendation.warning in JSON.
+	Warning   string
+	Undecided bool
+	Settle    []string
+	// Open is, when Undecided, the candidate the decision waits on.
+	Open *Judged
 	// Binding is the constraint that kept a calmer tail out (Median,
 	// Memory, Both), "" when none did; Blocked is that candidate and Relax
 	// says what would let it in.
@@ -100,6 +129,7 @@ type Advice struct {
 	// Notes are the comparison's facts worth reading with the verdicts
 	// (metrics left out, environment changes).
 	Notes []string
+	cmp   *results.Comparison // FromResults' comparison (Pending)
 }
 
 // TailVerdict is the tail's verdict from its metrics' verdicts: regressed
@@ -127,8 +157,11 @@ func TailVerdict(v map[string]stats.Verdict) stats.Verdict {
 // median is not worse than the reference's and whose memory lasts the
 // job. A candidate beats the reference only with a tail the comparison
 // calls improved: a p99 smaller by noise is no reason to change a setting.
-// When the reference itself does not qualify (its memory runs out), the
-// calmest qualifying tail is picked whatever its verdict.
+// Where a calmer candidate's tail or memory is undecided, so is the
+// recommendation (Undecided, with what would settle it): advise does not
+// guess. When the reference's own memory runs out, the calmest candidate
+// whose memory lasts is picked, and where its tail is worse than the
+// reference's the Warning says so.
 func Decide(caseName, ref string, cands []Candidate, c Constraints) (*Advice, error) {
 	if !(c.Limit > 0) {
 		return nil, fmt.Errorf("no memory limit: give -mem-limit SIZE (the results record none)")
@@ -154,27 +187,50 @@ func Decide(caseName, ref string, cands []Candidate, c Constraints) (*Advice, er
 		}
 		return cmpFloat(x.MeanStep, y.MeanStep)
 	})
-	calmer := func(j *Judged) bool { return j != refJ && j.Tail == stats.Improved }
+	// open is the calmest candidate that might beat the pick but whose
+	// tail or memory the evidence has not decided.
+	var open *Judged
 	for _, j := range a.Candidates {
-		if j.Qualifies() && calmer(j) {
+		if j == refJ || !j.possible() {
+			continue
+		}
+		if j.Tail == stats.Improved && j.Fate == Lasts {
 			a.Pick = j
 			break
 		}
+		if (j.Tail == stats.Improved || j.Tail == stats.Unknown && j.P99 < refJ.P99) && (j.Fate == Lasts || j.Fate == MemUnsure) {
+			open = j
+			break
+		}
 	}
+	refOut := slices.Contains(refJ.Excluded, Memory)
 	switch {
 	case a.Pick != nil:
 		a.Reason = fmt.Sprintf("the calmest tail that qualifies: p99 %s against %s's %s (tail %s), median %s, memory %s", stats.MS(a.Pick.P99), ref, stats.MS(refJ.P99), a.Pick.Tail, verdictOr(a.Pick.Verdicts["p50"]), lasts(a.Pick, c))
-	case refJ.Qualifies():
+	case open != nil:
+		a.undecided(open, refJ, c)
+	case !refOut:
 		a.Pick = refJ
 		a.Reason = fmt.Sprintf("keep %s: no policy that qualifies has a tail the comparison calls better than %s's", ref, ref)
+		if refJ.Fate == MemUnsure {
+			a.Reason += fmt.Sprintf("; %s's own memory is undecided (%s), which is no reason to change it", ref, lasts(refJ, c))
+		}
 	default:
 		for _, j := range a.Candidates {
-			if j.Qualifies() {
-				a.Pick = j
-				a.Reason = fmt.Sprintf("%s's own memory does not last the job (%s); %s is the calmest tail that does: p99 %s, median %s, memory %s", ref, lasts(refJ, c), j.Variant, stats.MS(j.P99), verdictOr(j.Verdicts["p50"]), lasts(j, c))
+			if j == refJ || !j.possible() {
+				continue
+			}
+			if j.Fate == MemUnsure {
+				a.undecided(j, refJ, c)
 				break
 			}
+			a.Pick = j
+			a.Reason = fmt.Sprintf("%s's own memory does not last the job (%s); %s is the calmest tail that does: p99 %s, median %s, memory %s", ref, lasts(refJ, c), j.Variant, stats.MS(j.P99), verdictOr(j.Verdicts["p50"]), lasts(j, c))
+			break
 		}
+	}
+	if p := a.Pick; p != nil && p != refJ && (p.Tail == stats.Regressed || refOut && p.P99 > refJ.P99) {
+		a.Warning = fmt.Sprintf("its tail is worse than %s's (p99 %s against %s, tail %s): the price of memory that lasts, as %s's runs out (%s)", ref, stats.MS(p.P99), stats.MS(refJ.P99), p.Tail, ref, lasts(refJ, c))
 	}
 	// The constraint that binds is the one that kept out the smallest p99
 	// below the pick's, shown better or not (the user asks why not that
@@ -188,7 +244,7 @@ func Decide(caseName, ref string, cands []Candidate, c Constraints) (*Advice, er
 			break
 		}
 	}
-	if a.Pick == nil {
+	if a.Pick == nil && !a.Undecided {
 		a.Blocked = refJ
 		a.Reason = fmt.Sprintf("no policy qualifies: each fails a constraint, and %s itself: %s", ref, excludedText(refJ, refJ, c))
 		if least, longest := leastMemory(a.Candidates); least != nil && least != refJ {
@@ -210,6 +266,32 @@ func Decide(caseName, ref string, cands []Candidate, c Constraints) (*Advice, er
 	return a, nil
 }
 
+// possible reports whether nothing decided rules the candidate out: its
+// median did not regress and its memory is not known to run out.
+func (j *Judged) possible() bool {
+	return !slices.Contains(j.Excluded, Median) && !slices.Contains(j.Excluded, Memory)
+}
+
+// undecided makes the advice undecided on j: the calmest candidate that
+// might be the pick, with what would settle its tail and its memory.
+func (a *Advice) undecided(j, ref *Judged, c Constraints) {
+	a.Undecided, a.Open = true, j
+	var why []string
+	if j.Tail != stats.Improved {
+		more := "more runs"
+		if n := j.RunsNeeded; n > j.Runs {
+			more = fmt.Sprintf("about %d runs a policy (%d now)", n, j.Runs)
+		}
+		why = append(why, fmt.Sprintf("its tail against %s's is %s (p99 %s against %s)", ref.Variant, j.Tail, stats.MS(j.P99), stats.MS(ref.P99)))
+		a.Settle = append(a.Settle, fmt.Sprintf("tail: %s of %s and %s decide whether %s's tail is calmer", more, j.Variant, ref.Variant, j.Variant))
+	}
+	if j.Fate == MemUnsure {
+		why = append(why, "its memory is undecided ("+lasts(j, c)+")")
+		a.Settle = append(a.Settle, fmt.Sprintf("memory: runs of %s of about %d measured steps (%d now) decide whether it grows", j.Variant, j.StepsNeeded, j.Steps))
+	}
+	a.Reason = fmt.Sprintf("undecided: %s has the calmest tail that might qualify, but %s", j.Variant, strings.Join(why, " and "))
+}
+
 func judge(cand Candidate, ref string, c Constraints) *Judged {
 	j := &Judged{Candidate: cand, Tail: TailVerdict(cand.Verdicts)}
 	if cand.Variant == ref {
@@ -218,15 +300,41 @@ func judge(cand Candidate, ref string, c Constraints) *Judged {
 	if cand.Variant != ref && cand.Verdicts["p50"] == stats.Regressed {
 		j.Excluded = append(j.Excluded, Median)
 	}
-	j.LimitSteps, j.LimitHours = math.NaN(), math.NaN()
-	if cand.HasMemory {
-		j.LimitSteps, j.LimitHours = stats.TimeToLimit(cand.WorstGrowth, cand.WorstPeak, c.Limit, cand.MeanStep)
-		if cand.WorstPeak >= c.Limit { // over the limit already, growing or not
-			j.LimitSteps, j.LimitHours = 0, 0
+	j.LimitSteps, j.LimitHours, j.SoonestHours, j.NeedBytes = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+	m := cand.Mem
+	switch {
+	case !cand.HasMemory || m.Class == "":
+		j.Fate = NotRecorded
+	case cand.WorstPeak >= c.Limit: // over the limit already, growing or not
+		j.Fate, j.LimitSteps, j.LimitHours, j.SoonestHours, j.NeedBytes = RunsOut, 0, 0, 0, cand.WorstPeak
+	case m.Class == stats.MemBounded:
+		// Bounded to within the runs' resolution: a leak slower than it
+		// would not have shown, so the job must survive one that fast.
+		j.LimitSteps, j.LimitHours, j.SoonestHours = math.Inf(1), math.Inf(1), math.Inf(1)
+		j.NeedBytes = cand.WorstPeak + m.Resolution*jobSteps(cand, c)/1000
+		j.Fate = Lasts
+		if j.NeedBytes > c.Limit {
+			allowed := 1000 * (c.Limit - cand.WorstPeak) / jobSteps(cand, c)
+			j.Fate, j.StepsNeeded = MemUnsure, int(math.Ceil(1.2*float64(cand.Steps)*m.Resolution/allowed))
 		}
-		j.NeedBytes = cand.WorstPeak + math.Max(0, cand.WorstGrowth)*jobSteps(cand, c)/1000
+	case m.Class == stats.MemGrows:
+		j.LimitSteps, j.LimitHours = stats.TimeToLimit(m.Lo, cand.WorstPeak, c.Limit, cand.MeanStep)
+		_, j.SoonestHours = stats.TimeToLimit(m.Hi, cand.WorstPeak, c.Limit, cand.MeanStep)
+		j.NeedBytes = cand.WorstPeak + math.Max(0, m.Hi)*jobSteps(cand, c)/1000
+		switch {
+		case j.LimitHours < c.Duration.Hours():
+			j.Fate = RunsOut
+		case j.SoonestHours >= c.Duration.Hours():
+			j.Fate = Lasts
+		default:
+			// Narrowing the interval to one side of the job's end: the
+			// interval's width goes as 1/steps.
+			j.Fate, j.StepsNeeded = MemUnsure, 2*cand.Steps
+		}
+	default:
+		j.Fate, j.StepsNeeded = MemUnsure, m.StepsNeeded
 	}
-	if !cand.HasMemory || j.LimitHours < c.Duration.Hours() {
+	if j.Fate == RunsOut || j.Fate == NotRecorded {
 		j.Excluded = append(j.Excluded, Memory)
 	}
 	return j
@@ -243,14 +351,18 @@ func jobSteps(cand Candidate, c Constraints) float64 {
 // lasts says how long the candidate's memory lasts against the job.
 func lasts(j *Judged, c Constraints) string {
 	switch {
-	case !j.HasMemory:
+	case j.Fate == NotRecorded:
 		return "not recorded"
 	case j.WorstPeak >= c.Limit:
 		return fmt.Sprintf("peaks at %s, over %s already", stats.Bytes(j.WorstPeak), stats.Bytes(c.Limit))
-	case math.IsInf(j.LimitHours, 1):
-		return "does not grow"
+	case j.Mem.Class == stats.MemBounded && j.Fate == MemUnsure:
+		return fmt.Sprintf("bounded over %d steps to within %s per 1000 steps, which over the job could reach %s; runs of about %d steps would bound it closer", j.Steps, stats.Bytes(j.Mem.Resolution), stats.Bytes(j.NeedBytes), j.StepsNeeded)
+	case j.Mem.Class == stats.MemBounded:
+		return fmt.Sprintf("bounded (%d of %d runs; to within %s per 1000 steps)", j.Mem.Bounded, j.Mem.Runs, stats.Bytes(j.Mem.Resolution))
+	case j.Mem.Class == stats.MemGrows:
+		return fmt.Sprintf("grows %s-%s per 1000 steps: reaches %s in %s (job %s)", stats.Bytes(j.Mem.Lo), stats.Bytes(j.Mem.Hi), stats.Bytes(c.Limit), stats.HoursRange(j.SoonestHours, j.LimitHours), hoursText(c.Duration))
 	}
-	return fmt.Sprintf("reaches %s in %s (job %s)", stats.Bytes(c.Limit), stats.Hours(j.LimitHours), hoursText(c.Duration))
+	return fmt.Sprintf("undecided over %d steps: %d of %d runs grow, %d bounded; runs of about %d steps would decide it", j.Steps, j.Mem.Grows, j.Mem.Runs, j.Mem.Bounded, j.StepsNeeded)
 }
 
 func excludedText(j, ref *Judged, c Constraints) string {
@@ -268,14 +380,14 @@ func excludedText(j, ref *Judged, c Constraints) string {
 func relax(j, ref *Judged, c Constraints) []string {
 	var out []string
 	if slices.Contains(j.Excluded, Memory) {
-		if !j.HasMemory {
+		if j.Fate == NotRecorded {
 			out = append(out, fmt.Sprintf("%s's runs recorded no RSS: run them with a worker that records it to judge its memory", j.Variant))
 		} else if j.WorstPeak >= c.Limit {
-			out = append(out, fmt.Sprintf("memory: %s peaks at %s in runs of %d steps, over the limit %s: -mem-limit must be above that (and above what its growth, %s per 1000 steps, adds over %s: %s)",
-				j.Variant, stats.Bytes(j.WorstPeak), j.Steps, stats.Bytes(c.Limit), stats.Bytes(j.WorstGrowth), hoursText(c.Duration), stats.Bytes(j.NeedBytes)))
+			out = append(out, fmt.Sprintf("memory: %s peaks at %s in runs of %d steps, over the limit %s: -mem-limit must be above that",
+				j.Variant, stats.Bytes(j.WorstPeak), j.Steps, stats.Bytes(c.Limit)))
 		} else {
-			out = append(out, fmt.Sprintf("memory: %s needs %s for %s at %s per 1000 steps (-mem-limit %s), or a job of at most %s; a policy that frees garbage on a schedule (freeze, manual:N) bounds it",
-				j.Variant, stats.Bytes(j.NeedBytes), hoursText(c.Duration), stats.Bytes(j.WorstGrowth), stats.Bytes(c.Limit), stats.Hours(j.LimitHours)))
+			out = append(out, fmt.Sprintf("memory: %s needs %s for %s at up to %s per 1000 steps (-mem-limit %s), or a job of at most %s; a policy that frees garbage on a schedule (freeze, manual:N) bounds it",
+				j.Variant, stats.Bytes(j.NeedBytes), hoursText(c.Duration), stats.Bytes(j.Mem.Hi), stats.Bytes(c.Limit), stats.Hours(j.SoonestHours)))
 		}
 	}
 	if slices.Contains(j.Excluded, Median) {
@@ -337,9 +449,10 @@ func intervals(js []*Judged) []Interval {
 		for _, j := range members {
 			_, n := manualFamily(j.Policy)
 			iv.Ns = append(iv.Ns, n)
-			if !slices.Contains(j.Excluded, Memory) && n > iv.Largest {
+			if j.Fate == Lasts && n > iv.Largest {
 				iv.Largest = n
 			}
+			iv.Unsure = iv.Unsure || j.Fate == MemUnsure
 			if j.MeanStep < best {
 				best, iv.Fastest = j.MeanStep, n
 			}

@@ -92,11 +92,15 @@ func FromResults(dirs []string, opt Options) (*Advice, error) {
 		return nil, bad("%v", err)
 	}
 	verdicts := map[string]map[string]stats.Verdict{}
+	runsNeeded := map[string]int{}
 	for _, r := range cmp.Rows {
 		if verdicts[r.Bench] == nil {
 			verdicts[r.Bench] = map[string]stats.Verdict{}
 		}
 		verdicts[r.Bench][r.Metric] = r.Verdict
+		if r.Verdict == stats.Unknown && slices.Contains(TailMetrics, r.Metric) && r.RunsNeeded < stats.MaxRunsNeeded {
+			runsNeeded[r.Bench] = max(runsNeeded[r.Bench], r.RunsNeeded)
+		}
 	}
 	means, err := meanSteps(dirs, named)
 	if err != nil {
@@ -106,6 +110,7 @@ func FromResults(dirs []string, opt Options) (*Advice, error) {
 	for _, b := range joined.Benches {
 		v := results.VariantOf(b)
 		c := candidate(v, variants[v], joined.Runs[b], verdicts[b], means[b])
+		c.RunsNeeded = runsNeeded[b]
 		if v == ref && c.Policy == "" {
 			c.Policy = "default"
 		}
@@ -121,8 +126,27 @@ func FromResults(dirs []string, opt Options) (*Advice, error) {
 	if err != nil {
 		return nil, bad("%s: %v", strings.Join(dirs, ", "), err)
 	}
-	a.LimitFrom, a.Notes = from, cmp.Notes
+	a.LimitFrom, a.Notes, a.cmp = from, cmp.Notes, cmp
 	return a, nil
+}
+
+// Pending is what more runs of the same length would settle: the open
+// candidate's tail rows the comparison left unknown, as a comparison
+// (gate.Grow adds interleaved rounds while a tested row of it is
+// unknown). Empty when the advice is settled, or only its memory is
+// undecided: longer runs decide that, not more of them.
+func (a *Advice) Pending() *results.Comparison {
+	out := &results.Comparison{}
+	if a.cmp == nil || !a.Undecided || a.Open == nil || a.Open.Tail == stats.Improved {
+		return out
+	}
+	out.Alpha, out.Family = a.cmp.Alpha, a.cmp.Family
+	for _, r := range a.cmp.Rows {
+		if results.VariantOf(r.Bench) == a.Open.Variant && slices.Contains(TailMetrics, r.Metric) {
+			out.Rows = append(out.Rows, r)
+		}
+	}
+	return out
 }
 
 type entry struct {
@@ -239,10 +263,14 @@ func candidate(variant, policy string, runs []stats.RunSummary, verdicts map[str
 	c.P99, _, _ = med("p99")
 	c.SpikeRate, _, _ = med("spike-rate")
 	c.Gen2Pause, _, _ = med("gen2-pause")
-	var okG, okP bool
-	c.Growth, c.WorstGrowth, okG = med("rss-growth")
+	var okP bool
 	_, c.WorstPeak, okP = med("rss-peak")
-	c.HasMemory = okG && okP
+	var mems []*stats.Mem
+	for _, r := range runs {
+		mems = append(mems, r.RSS)
+	}
+	c.Mem = stats.PoolMem(mems, c.Steps)
+	c.HasMemory = okP && c.Mem.Runs > 0
 	return c
 }
 

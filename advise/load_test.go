@@ -18,14 +18,14 @@ import (
 )
 
 // traceDir writes a results directory as gcjitter trace leaves it: case
-// job, variant traced, here under policy; runs of 400 steps of about
+// job, variant traced, here under policy; runs of 600 steps of about
 // stepMS, a full collection every gen2Every steps (0: none), RSS growing
 // by growthMiB per 1000 steps from 1 GiB, on a host whose limit is
 // limitGiB.
 func traceDir(t *testing.T, policy string, runs int, stepMS float64, gen2Every int, growthMiB float64, limitGiB int64, seed uint64) string {
 	t.Helper()
 	dir := t.TempDir()
-	const steps = 400
+	const steps = 600 // over stats.MinStepsGrowth: memory is classified
 	rng := rand.New(rand.NewPCG(seed, 7))
 	m := &results.Manifest{Schema: results.ManifestSchema, Tool: "test", Started: time.Now().UTC(),
 		Host:  results.Host{MemLimit: limitGiB << 30, MemLimitFrom: "test host"},
@@ -74,7 +74,7 @@ func TestFromResultsTraceRuns(t *testing.T) {
 	own2 := traceDir(t, "traced", 2, 10, 40, 0, 16, 2)
 	dis := traceDir(t, "disabled", 3, 10.1, 0, 100, 8, 3)
 	man := traceDir(t, "manual:50", 3, 10, 50, 0, 16, 4)
-	a, err := FromResults([]string{own, dis, man, own2}, Options{Constraints: Constraints{Duration: 8 * time.Hour}})
+	a, err := FromResults([]string{own, dis, man, own2}, Options{Constraints: Constraints{Duration: time.Hour}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,10 +104,15 @@ func TestFromResultsTraceRuns(t *testing.T) {
 		t.Errorf("disabled's mean step %v ns, want 10.1 ms", m)
 	}
 	// 100 MiB per 1000 steps from 1 GiB against 8 GiB: 71.7 ksteps, 12 min
-	// at 10.1 ms: out long before 8 h.
+	// at 10.1 ms: out long before the 1 h job. (An 8 h job would leave the
+	// others undecided: 600 steps bound a flat RSS to within 6.7 MiB per
+	// 1000 steps, 19 GiB over 2.9 million steps.)
 	d := got["disabled"]
-	if !slices.Equal(d.Excluded, []string{Memory}) || math.Abs(d.WorstGrowth/(100<<20)-1) > 0.01 {
-		t.Errorf("disabled excluded by %v at growth %v, want memory at 100 MiB/kstep", d.Excluded, stats.Bytes(d.WorstGrowth))
+	if !slices.Equal(d.Excluded, []string{Memory}) || d.Mem.Class != stats.MemGrows || math.Abs(d.Mem.Growth/(100<<20)-1) > 0.01 {
+		t.Errorf("disabled excluded by %v at growth %v (%s), want memory at 100 MiB/kstep, grows", d.Excluded, stats.Bytes(d.Mem.Growth), d.Mem.Class)
+	}
+	if m := got["manual:50"].Mem; m.Class != stats.MemBounded {
+		t.Errorf("manual:50's flat RSS is %s, want bounded", m.Class)
 	}
 	if a.Pick == nil || a.Pick.Variant == "disabled" {
 		t.Errorf("pick %v: want one whose memory lasts", a.Pick)
@@ -149,5 +154,37 @@ func TestFromResultsBadInput(t *testing.T) {
 	_, err := FromResults([]string{nolimit, nolimit2}, Options{})
 	if err == nil || !strings.Contains(err.Error(), "-mem-limit") {
 		t.Errorf("no limit anywhere: %v, want an error naming -mem-limit", err)
+	}
+}
+
+// TestPending: what advise -run's rounds wait on is the open candidate's
+// tail rows, and nothing once the advice is settled or only its memory is
+// undecided.
+func TestPending(t *testing.T) {
+	row := func(variant, metric string, v stats.Verdict) *stats.Row {
+		r := &stats.Row{Verdict: v}
+		r.Bench, r.Metric = results.BenchName("c", variant), metric
+		return r
+	}
+	cmp := &results.Comparison{Rows: []*stats.Row{
+		row("freeze", "p99", stats.Unknown), row("freeze", "p50", stats.Unknown), row("freeze", "gen2-pause", stats.Improved),
+		row("manual:50", "p99", stats.Unknown),
+	}}
+	open := &Judged{Candidate: Candidate{Variant: "freeze"}, Tail: stats.Unknown}
+	a := &Advice{cmp: cmp, Undecided: true, Open: open}
+	var got []string
+	for _, r := range a.Pending().Rows {
+		got = append(got, results.VariantOf(r.Bench)+" "+r.Metric)
+	}
+	if want := []string{"freeze p99", "freeze gen2-pause"}; !slices.Equal(got, want) {
+		t.Errorf("pending rows %v, want %v", got, want)
+	}
+	for name, a := range map[string]*Advice{
+		"settled":          {cmp: cmp, Open: open},
+		"memory undecided": {cmp: cmp, Undecided: true, Open: &Judged{Candidate: Candidate{Variant: "freeze"}, Tail: stats.Improved, Fate: MemUnsure}},
+	} {
+		if rows := a.Pending().Rows; len(rows) != 0 {
+			t.Errorf("%s: %d pending rows, want none", name, len(rows))
+		}
 	}
 }

@@ -52,6 +52,7 @@ func Settings(policy string) []Setting {
 		py = append(py, "torch.cuda.empty_cache() (torch.npu.empty_cache()) at the end of every step")
 	}
 	out := []Setting{{"python", strings.Join(py, "; ")}}
+	out = append(out, callbacks(p)...)
 	if p.ManualEvery == 0 {
 		return out
 	}
@@ -72,4 +73,52 @@ func Settings(policy string) []Setting {
 			Setting{"megatron-lm", fmt.Sprintf("--manual-gc-interval collects every generation (gc.collect()): measure manual:%d to use --manual-gc --manual-gc-interval %d", n, n)})
 	}
 	return out
+}
+
+// callbacks are the policy as a Lightning callback and a Hugging Face
+// Trainer callback, which have no switch for it: Python code to paste, its
+// hooks as the frameworks name them (lightning.pytorch.Callback's
+// on_train_start and on_train_batch_end; transformers.TrainerCallback's
+// on_train_begin and on_step_end, whose state.global_step counts optimizer
+// steps). Only policies with a step-boundary action need one: a threshold
+// or a plain disable is one line at start.
+func callbacks(p bench.Policy) []Setting {
+	if !p.Freeze && p.ManualEvery == 0 && !p.CollectEveryStep {
+		return nil
+	}
+	var start, step []string
+	if p.Freeze {
+		// Freeze once the first steps have made the long-lived objects
+		// (optimizer state, caches): after a warm-up, not at start.
+		step = append(step, "if STEP == 10:  # after the warm-up: model, optimizer state and caches exist", "    gc.collect()", "    gc.freeze()")
+	}
+	if p.ManualEvery > 0 {
+		start = append(start, "gc.disable()")
+		step = append(step, fmt.Sprintf("if STEP %% %d == 0:", p.ManualEvery), fmt.Sprintf("    gc.collect(%d)", p.ManualGen))
+	}
+	if p.CollectEveryStep {
+		step = append(step, "gc.collect()")
+	}
+	code := func(base, startSig, stepSig, stepVar, use string) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "import gc\nclass GCPolicy(%s):\n", base)
+		if len(start) > 0 {
+			fmt.Fprintf(&b, "    def %s:\n", startSig)
+			for _, l := range start {
+				fmt.Fprintf(&b, "        %s\n", l)
+			}
+		}
+		fmt.Fprintf(&b, "    def %s:\n", stepSig)
+		for _, l := range step {
+			fmt.Fprintf(&b, "        %s\n", strings.ReplaceAll(l, "STEP", stepVar))
+		}
+		b.WriteString(use)
+		return b.String()
+	}
+	return []Setting{
+		{"lightning", code("lightning.pytorch.Callback", "on_train_start(self, trainer, pl_module)",
+			"on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx)", "trainer.global_step", "trainer = lightning.Trainer(..., callbacks=[GCPolicy()])")},
+		{"hf-trainer", code("transformers.TrainerCallback", "on_train_begin(self, args, state, control, **kwargs)",
+			"on_step_end(self, args, state, control, **kwargs)", "state.global_step", "trainer = transformers.Trainer(..., callbacks=[GCPolicy()])")},
+	}
 }

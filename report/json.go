@@ -3,7 +3,6 @@ package report
 import (
 	"encoding/json"
 	"io"
-	"math"
 
 	"github.com/gcjitter/gcjitter/stats"
 )
@@ -88,7 +87,7 @@ func spikesJSON(sp *sideSpikes) *jsonSpikes {
 		return nil
 	}
 	j := &jsonSpikes{Runs: sp.Runs, Steps: sp.Steps, StepsPerRun: sp.stepsPerRun(), Spikes: sp.Spikes, SpikesWithGC: sp.WithGC,
-		SpikesPerKStep: sp.perKStep(), WithGCFraction: finite(sp.withGCFraction())}
+		SpikesPerKStep: sp.perKStep(), WithGCFraction: stats.Finite(sp.withGCFraction())}
 	if sp.Period > 0 {
 		j.PeriodSteps = &sp.Period
 	}
@@ -114,14 +113,6 @@ type jsonFailed struct {
 	Status string `json:"status"`
 	Reason string `json:"reason"`
 	Stderr string `json:"stderr_tail,omitempty"`
-}
-
-// finite is nil for NaN and infinities, which JSON cannot hold.
-func finite(f float64) *float64 {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return nil
-	}
-	return &f
 }
 
 // JSON writes the versioned machine-readable report: every figure the text
@@ -151,8 +142,8 @@ func JSON(w io.Writer, d *Doc) error {
 			}
 			row := jsonRow{Bench: r.Bench, Metric: r.Metric, Unit: r.Unit, Better: better, Exact: r.Exact,
 				Old: est(r.OldEst, r.Old), New: est(r.NewEst, r.New),
-				Change: finite(r.Change), ChangeLo: finite(r.ChangeLo), ChangeHi: finite(r.ChangeHi),
-				P: finite(r.P), PAdjusted: finite(r.PAdj), Floor: r.Floor, Verdict: string(r.Verdict), Reason: r.Reason,
+				Change: stats.Finite(r.Change), ChangeLo: stats.Finite(r.ChangeLo), ChangeHi: stats.Finite(r.ChangeHi),
+				P: stats.Finite(r.P), PAdjusted: stats.Finite(r.PAdj), Floor: r.Floor, Verdict: string(r.Verdict), Reason: r.Reason,
 				RunsNeeded: r.RunsNeeded, MoreRuns: r.MoreRuns(), Warnings: append([]string{}, r.Warnings...)}
 			out.Rows = append(out.Rows, row)
 			if seen[r.Bench] {
@@ -182,5 +173,5 @@ func JSON(w io.Writer, d *Doc) error {
 }
 
 func est(e stats.Estimate, values []float64) jsonEst {
-	return jsonEst{Center: finite(e.Center), Lo: finite(e.Lo), Hi: finite(e.Hi), N: e.N, Values: append([]float64{}, values...)}
+	return jsonEst{Center: stats.Finite(e.Center), Lo: stats.Finite(e.Lo), Hi: stats.Finite(e.Hi), N: e.N, Values: append([]float64{}, values...)}
 }

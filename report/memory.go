@@ -14,23 +14,36 @@ import (
 type VariantMemory struct {
 	RSSPeak   float64 `json:"rss_peak_bytes"`
 	RSSGrowth float64 `json:"rss_growth_bytes_per_kstep"`
+	// The growth's 90% interval (medians of the runs' ends) and its class
+	// (stats.PoolMem): grows, bounded or undecided, with the measured
+	// steps a run needs to decide an undecided one.
+	RSSGrowthLo *float64       `json:"rss_growth_lo_bytes_per_kstep"`
+	RSSGrowthHi *float64       `json:"rss_growth_hi_bytes_per_kstep"`
+	Class       stats.MemClass `json:"memory_class,omitempty"`
+	StepsNeeded int            `json:"memory_steps_needed,omitempty"`
 	// Limit is the memory limit the time to it is reckoned against, and
 	// LimitFrom where it came from (the cgroup, MemTotal, -mem-limit).
 	Limit     int64  `json:"mem_limit_bytes,omitempty"`
 	LimitFrom string `json:"mem_limit_from,omitempty"`
-	// StepsToLimit and HoursToLimit (at the median step time) are nil
-	// when memory does not grow or the limit is unknown: never.
+	// StepsToLimit and HoursToLimit (at the median step time) are at the
+	// growth interval's lower end, SoonestHours at its upper end; nil
+	// unless the memory grows (bounded: never; undecided: unknown) and
+	// the limit is known.
 	StepsToLimit *float64 `json:"steps_to_limit"`
 	HoursToLimit *float64 `json:"hours_to_limit"`
+	SoonestHours *float64 `json:"hours_to_limit_soonest,omitempty"`
 }
 
 // variantMemory summarises the runs' memory; nil when none recorded RSS
 // (results written before, or imported traces).
 func variantMemory(sums []*stats.RunSummary, limit int64, from string, stepNS float64) *VariantMemory {
 	var peaks, growths []float64
+	var mems []*stats.Mem
+	most := 0
 	for _, s := range sums {
 		if s.RSS != nil && s.RSS.Samples >= 2 {
 			peaks, growths = append(peaks, s.RSS.Peak), append(growths, s.RSS.Growth)
+			mems, most = append(mems, s.RSS), max(most, s.Steps)
 		}
 	}
 	if len(peaks) == 0 {
@@ -38,9 +51,17 @@ func variantMemory(sums []*stats.RunSummary, limit int64, from string, stepNS fl
 	}
 	slices.Sort(peaks)
 	slices.Sort(growths)
-	vm := &VariantMemory{RSSPeak: stats.Quantile(peaks, 0.5), RSSGrowth: stats.Quantile(growths, 0.5), Limit: limit, LimitFrom: from}
-	if steps, hours := stats.TimeToLimit(vm.RSSGrowth, vm.RSSPeak, float64(limit), stepNS); !math.IsInf(steps, 1) {
+	pool := stats.PoolMem(mems, most)
+	vm := &VariantMemory{RSSPeak: stats.Quantile(peaks, 0.5), RSSGrowth: stats.Quantile(growths, 0.5), Limit: limit, LimitFrom: from,
+		RSSGrowthLo: stats.Finite(pool.Lo), RSSGrowthHi: stats.Finite(pool.Hi), Class: pool.Class, StepsNeeded: pool.StepsNeeded}
+	if pool.Class != stats.MemGrows {
+		return vm
+	}
+	if steps, hours := stats.TimeToLimit(pool.Lo, vm.RSSPeak, float64(limit), stepNS); !math.IsInf(steps, 1) {
 		vm.StepsToLimit, vm.HoursToLimit = &steps, &hours
+	}
+	if _, hours := stats.TimeToLimit(pool.Hi, vm.RSSPeak, float64(limit), stepNS); !math.IsInf(hours, 1) {
+		vm.SoonestHours = &hours
 	}
 	return vm
 }
@@ -49,21 +70,30 @@ func variantMemory(sums []*stats.RunSummary, limit int64, from string, stepNS fl
 func (vs VariantSummary) memoryCells() []string {
 	m := vs.Memory
 	if m == nil {
-		return []string{"-", "-", "-"}
+		return []string{"-", "-", "-", "-"}
 	}
-	to := "never"
-	if m.HoursToLimit != nil {
-		to = stats.Hours(*m.HoursToLimit)
+	class, to := string(m.Class), "never"
+	switch {
+	case m.Class == "":
+		class, to = "-", "?"
+	case m.Class == stats.MemUndecided:
+		class, to = fmt.Sprintf("undecided: %d steps", m.StepsNeeded), "?"
+	case m.HoursToLimit != nil:
+		soonest := *m.HoursToLimit
+		if m.SoonestHours != nil {
+			soonest = *m.SoonestHours
+		}
+		to = stats.HoursRange(soonest, *m.HoursToLimit)
 	}
 	if m.Limit == 0 {
 		to = "?"
 	}
-	return []string{stats.Bytes(m.RSSPeak), stats.Bytes(m.RSSGrowth), to}
+	return []string{stats.Bytes(m.RSSPeak), stats.Bytes(m.RSSGrowth), class, to}
 }
 
 // memoryHeader names the memory columns: peak RSS, its growth per 1000
-// steps, and the time until the memory limit at that growth.
-var memoryHeader = []string{"peak RSS", "RSS/1k steps", "to limit"}
+// steps, its class, and the time until the memory limit at that growth.
+var memoryHeader = []string{"peak RSS", "RSS/1k steps", "memory", "to limit"}
 
 // neverFreesRatio is how much faster a variant's RSS must grow than the
 // reference's, and neverFreesTail how much lower its p99 must be, for the
@@ -130,7 +160,7 @@ func memoryLegend(m *results.Manifest) string {
 	if m.Host.MemLimit > 0 {
 		limit = fmt.Sprintf("%s, from %s", stats.Bytes(float64(m.Host.MemLimit)), m.Host.MemLimitFrom)
 	}
-	return "memory: peak RSS over the measured steps; RSS/1k steps: its growth per 1000 steps, of what collections leave (the slope of its lower envelope in the run's second half); to limit: time until the memory limit at that growth and the median step time; limit " + limit
+	return "memory: peak RSS over the measured steps; RSS/1k steps: its growth per 1000 steps, of what collections leave (the slope of its lower envelope in the run's second half); memory: grows, bounded, or undecided with the measured steps a run needs to tell (stats.MemClass, docs/policy.md); to limit: for memory that grows, time until the memory limit at its growth interval's ends and the median step time; limit " + limit
 }
 
 // memoryTrade is every case's memoryTradeLines, each named by its case

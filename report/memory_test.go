@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -62,21 +63,32 @@ func memoryDoc(steps int) *Doc {
 	return d
 }
 
-// The policies table shows each variant's memory, and the summary says
-// that disabled's calm tail is bought with memory it never frees.
+// The policies table shows each variant's memory and its class, and the
+// summary says that disabled's calm tail is bought with memory it never
+// frees. Runs under stats.MinStepsGrowth leave every class undecided.
 func TestRunSummaryShowsTheMemoryTrade(t *testing.T) {
 	var b bytes.Buffer
-	RunSummaryText(&b, memoryDoc(400).Manifest)
+	RunSummaryText(&b, memoryDoc(600).Manifest)
 	out := b.String()
 	t.Log(out)
-	for _, want := range []string{"peak RSS", "RSS/1k steps", "to limit",
+	for _, want := range []string{"peak RSS", "RSS/1k steps", "memory", "to limit",
 		"disabled: p99 -", "but RSS grows 2.9 GiB per 1000 steps (default: 0 B): it never frees cyclic garbage; at this rate 16 GiB lasts"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q", want)
 		}
 	}
+	for variant, want := range map[string]string{"default": `0 B +bounded +never$`, "disabled": `2\.9 GiB +grows +\d+ min( to \d+ min)?$`} {
+		if !regexp.MustCompile(`(?m)^ +` + variant + ` .*` + want).MatchString(out) {
+			t.Errorf("%s's memory columns do not match %q", variant, want)
+		}
+	}
 	if strings.Contains(out, "default: p99") {
 		t.Error("the reference variant is judged against itself")
+	}
+	b.Reset()
+	RunSummaryText(&b, memoryDoc(400).Manifest)
+	if n := strings.Count(b.String(), "undecided: 500 steps"); n != 2 {
+		t.Errorf("runs of 400 steps: %d variants' memory undecided needing 500 steps, want 2:\n%s", n, b.String())
 	}
 }
 

@@ -233,6 +233,9 @@ func Compare(old, new *Data, opt CompareOptions) *Comparison {
 			c.Notes = append(c.Notes, fmt.Sprintf("%s: environment changed: %s", b, strings.Join(ch, ", ")))
 		}
 		oldSteps, newSteps := steps(old, b), steps(new, b)
+		if n := memoryNote(b, old.Runs[b], new.Runs[b], oldSteps, newSteps); n != "" {
+			c.Notes = append(c.Notes, n)
+		}
 		if all := append(slices.Clone(oldSteps), newSteps...); len(all) > 0 && slices.Min(all) != slices.Max(all) {
 			c.Notes = append(c.Notes, fmt.Sprintf("%s: runs of different lengths (old %s steps, new %s): collection counts and maxima are reported, not judged", b, joinInts(oldSteps), joinInts(newSteps)))
 		}
@@ -338,6 +341,24 @@ func (o oneSidedUnits) notes(c *Comparison) {
 		}
 		c.Notes = append(c.Notes, fmt.Sprintf("%s only in %s (%d benchmark(s)): not compared (the other side did not measure them: a baseline made before the metric existed, or a device the other side lacks)", what, p, benches[p]))
 	}
+}
+
+// memoryNote says what each side's memory does (stats.PoolMem) where it
+// matters beside the rss-growth row: a side grows, or the sides' classes
+// differ; "" otherwise, or where a side recorded no RSS.
+func memoryNote(b string, old, new []stats.RunSummary, oldSteps, newSteps []int) string {
+	pool := func(runs []stats.RunSummary, steps []int) stats.MemPool {
+		var ms []*stats.Mem
+		for _, r := range runs {
+			ms = append(ms, r.RSS)
+		}
+		return stats.PoolMem(ms, slices.Max(append([]int{0}, steps...)))
+	}
+	o, n := pool(old, oldSteps), pool(new, newSteps)
+	if o.Class == "" || n.Class == "" || o.Class == n.Class && o.Class != stats.MemGrows {
+		return ""
+	}
+	return fmt.Sprintf("%s: memory: old %s, new %s", b, o.Describe(), n.Describe())
 }
 
 func joinInts(xs []int) string {

@@ -1,9 +1,12 @@
 package stats
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
+
+	mstats "github.com/aclements/go-moremath/stats"
 )
 
 // Mem is what a run's memory did over its measured steps: host RSS or
@@ -27,7 +30,96 @@ type Mem struct {
 	Growth float64
 	// Samples is how many measured steps had a sample; Growth needs 2.
 	Samples int
+	// GrowthLo and GrowthHi bound the growth (bytes per 1000 steps) with
+	// 90% confidence: Sen's rank interval of the Theil-Sen slope of the
+	// second half's block floors (memBlocks blocks, each its lowest
+	// sample: the heap a collection left). A floor per block rather than
+	// per step, because neighbouring steps of a sawtooth are not
+	// independent and a per-step interval would be far too narrow.
+	GrowthLo, GrowthHi float64 `json:",omitempty"`
+	// Class says what the growth is, judged with the run's own noise
+	// (MemClass); StepsNeeded, for an undecided one, is about how many
+	// measured steps a run needs to decide it.
+	Class       MemClass `json:",omitempty"`
+	StepsNeeded int      `json:",omitempty"`
+	// Resolution is the least growth (bytes per 1000 steps) the class
+	// could see: the noise over a quarter of the run. A bounded heap is
+	// bounded to within it; a slower leak would not show.
+	Resolution float64 `json:",omitempty"`
 }
+
+// memJSON is Mem as JSON holds it: a figure that could not be made (NaN:
+// too few points for a slope or an interval) is null, as JSON has no NaN.
+type memJSON struct {
+	Peak               float64
+	Growth             *float64
+	Samples            int
+	GrowthLo, GrowthHi *float64 `json:",omitempty"`
+	Class              MemClass `json:",omitempty"`
+	StepsNeeded        int      `json:",omitempty"`
+	Resolution         float64  `json:",omitempty"`
+}
+
+// Finite is x, or nil for NaN and the infinities, which JSON cannot hold:
+// the one home for a figure that may not have been made.
+func Finite(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}
+
+func nullNaN(x *float64) float64 {
+	if x == nil {
+		return math.NaN()
+	}
+	return *x
+}
+
+// MarshalJSON writes m with its NaN figures as null (memJSON).
+func (m Mem) MarshalJSON() ([]byte, error) {
+	return json.Marshal(memJSON{Peak: m.Peak, Growth: Finite(m.Growth), Samples: m.Samples, GrowthLo: Finite(m.GrowthLo), GrowthHi: Finite(m.GrowthHi),
+		Class: m.Class, StepsNeeded: m.StepsNeeded, Resolution: m.Resolution})
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote: null, or a figure absent
+// (a summary made before it existed), is NaN.
+func (m *Mem) UnmarshalJSON(data []byte) error {
+	var j memJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	*m = Mem{Peak: j.Peak, Growth: nullNaN(j.Growth), Samples: j.Samples, GrowthLo: nullNaN(j.GrowthLo), GrowthHi: nullNaN(j.GrowthHi),
+		Class: j.Class, StepsNeeded: j.StepsNeeded, Resolution: j.Resolution}
+	return nil
+}
+
+// MemClass is what a run's memory does, as far as its steps can tell.
+type MemClass string
+
+const (
+	// MemGrows: the growth interval excludes 0, the last quarter's floor
+	// is above the third's by more than the noise, and the floor climbs
+	// through the last half rather than once: growth that persists.
+	MemGrows MemClass = "grows"
+	// MemBounded: the last quarter's floor is no higher than the third's,
+	// within the noise: the heap stopped rising (a collector's sawtooth, a
+	// frozen set that filled).
+	MemBounded MemClass = "bounded"
+	// MemUndecided: neither; the run is too short for its noise.
+	MemUndecided MemClass = "undecided"
+)
+
+// memBlocks is how many blocks the second half is cut into for the growth
+// interval: 8 floors give Sen's 90% interval 28 slopes, between the 7th
+// and the 22nd, and each block still spans a full collection's sawtooth
+// in a run of 800 steps (a period up to 50 steps).
+const memBlocks = 8
+
+// memNoiseFloor is the least rise between quarters that counts as growth
+// (bytes): RSS moves by an allocator arena even on a heap that does not
+// grow, and pymalloc's arenas are 1 MiB since CPython 3.10.
+const memNoiseFloor = 1 << 20
 
 // memSeriesCap bounds the points a run keeps for its slope: the series is
 // thinned (every other point dropped, the stride doubled) when it reaches
@@ -79,7 +171,108 @@ func (t *memTrack) result() *Mem {
 	}
 	from, _ := slices.BinarySearch(t.x, t.x[len(t.x)-1]/2)
 	x, y := lowerEnvelope(t.x[from:], t.y[from:])
-	return &Mem{Peak: t.peak, Growth: 1000 * TheilSen(x, y), Samples: t.samples}
+	m := &Mem{Peak: t.peak, Growth: 1000 * TheilSen(x, y), Samples: t.samples}
+	m.classify(t.x[from:], t.y[from:], x, y, t.x[len(t.x)-1]+1)
+	return m
+}
+
+// classify sets the growth interval and the class of a run of steps
+// measured steps, from its second half's points (x the measured step, y
+// bytes) and their lower envelope (ex, ey: the floor of each window of a
+// quarter of the run; the first window is the third quarter, the last
+// the fourth).
+func (m *Mem) classify(x, y, ex, ey []float64, steps float64) {
+	m.Class, m.GrowthLo, m.GrowthHi = MemUndecided, math.NaN(), math.NaN()
+	if len(x) < 2*memBlocks || len(ey) < 2 {
+		// Too few points for a floor per block (a short or sparsely
+		// sampled run).
+		m.StepsNeeded = int(max(MinStepsGrowth, 2*steps))
+		return
+	}
+	x0, span := x[0], x[len(x)-1]-x[0]+1
+	bx, by := make([]float64, memBlocks), make([]float64, memBlocks)
+	for k := range by {
+		by[k] = math.Inf(1)
+		bx[k] = x0 + span*(float64(k)+0.5)/memBlocks
+	}
+	for i := range x {
+		k := min(memBlocks-1, int(float64(memBlocks)*(x[i]-x0)/span))
+		by[k] = math.Min(by[k], y[i])
+	}
+	b, lo, hi := TheilSenInterval(bx, by, 0.90)
+	m.GrowthLo, m.GrowthHi = 1000*lo, 1000*hi
+	// The noise of a quarter's floor: the envelope's scatter about its
+	// own line (robustly: 1.4826 median absolute deviations), twice over.
+	// The envelope moves only when a window gains or loses a trough, so
+	// on a bounded heap this is the troughs' own spread, not the
+	// sawtooth's height.
+	eb := TheilSen(ex, ey)
+	res := make([]float64, len(ey))
+	for k := range ey {
+		res[k] = ey[k] - eb*(ex[k]-ex[0])
+	}
+	slices.Sort(res)
+	mid := Quantile(res, 0.5)
+	for k := range res {
+		res[k] = math.Abs(res[k] - mid)
+	}
+	slices.Sort(res)
+	noise := math.Max(2*1.4826*Quantile(res, 0.5), memNoiseFloor)
+	rise := ey[len(ey)-1] - ey[0]
+	m.Resolution = 1000 * noise / (span / 2)
+	// Growth persists when the floor climbs through the last half, not
+	// at once: of its climb between the floors of the half's first and
+	// last eighths, no one of the three steps between eighths makes more
+	// than 60% (a steady climb makes about a third each). A trough that
+	// settles up once (an arena kept, a cache filled) makes all of it at
+	// one step.
+	var climb, steepest float64
+	for k := 2; k+1 < memBlocks; k += 2 {
+		d := math.Min(by[k], by[k+1]) - math.Min(by[k-2], by[k-1])
+		climb, steepest = climb+d, math.Max(steepest, d)
+	}
+	persists := climb > noise && steepest <= 0.6*climb
+	switch {
+	case steps < MinStepsGrowth:
+		// Under a few collection periods a quarter's floor is not the
+		// heap's: a slow leak and a heap still filling look alike.
+		m.StepsNeeded = MinStepsGrowth
+	case lo > 0 && rise > noise && persists:
+		m.Class = MemGrows
+	case rise <= noise:
+		m.Class = MemBounded
+	case b > 0:
+		// The interval's half-width shrinks as 1/steps with the floors'
+		// noise held: long enough when it no longer reaches 0.
+		m.StepsNeeded = int(math.Ceil(1.2 * steps * math.Min(100, (b-lo)/b)))
+	default:
+		m.StepsNeeded = int(2 * steps)
+	}
+}
+
+// TheilSenInterval is the Theil-Sen slope of (x, y) with Sen's
+// distribution-free interval at confidence conf (two-sided): the slopes
+// ranked (N - C)/2 and (N + C)/2 + 1 of the N pairwise slopes, where C is
+// the normal quantile times the standard deviation of Kendall's S. NaN
+// with fewer than two distinct x.
+func TheilSenInterval(x, y []float64, conf float64) (slope, lo, hi float64) {
+	var slopes []float64
+	for i := range x {
+		for j := i + 1; j < len(x); j++ {
+			if dx := x[j] - x[i]; dx != 0 {
+				slopes = append(slopes, (y[j]-y[i])/dx)
+			}
+		}
+	}
+	if len(slopes) == 0 {
+		return math.NaN(), math.NaN(), math.NaN()
+	}
+	slices.Sort(slopes)
+	n, big := float64(len(x)), float64(len(slopes))
+	c := mstats.StdNormal.InvCDF(0.5+conf/2) * math.Sqrt(n*(n-1)*(2*n+5)/18)
+	m1 := int(math.Round((big - c) / 2))
+	m2 := int(math.Round((big + c) / 2))
+	return Quantile(slopes, 0.5), slopes[max(0, m1-1)], slopes[min(len(slopes)-1, m2)]
 }
 
 // lowerEnvelope is the sliding minimum of y over half its points, at the
@@ -97,19 +290,8 @@ func lowerEnvelope(x, y []float64) (ex, ey []float64) {
 // sawtooth it leans up (every pair within a tooth climbs): Mem.Growth
 // takes it of the sawtooth's lower envelope.
 func TheilSen(x, y []float64) float64 {
-	var slopes []float64
-	for i := range x {
-		for j := i + 1; j < len(x); j++ {
-			if dx := x[j] - x[i]; dx != 0 {
-				slopes = append(slopes, (y[j]-y[i])/dx)
-			}
-		}
-	}
-	if len(slopes) == 0 {
-		return math.NaN()
-	}
-	slices.Sort(slopes)
-	return Quantile(slopes, 0.5)
+	s, _, _ := TheilSenInterval(x, y, 0)
+	return s
 }
 
 // memValue is a memory metric's value, NaN (not reported) where the run
@@ -172,4 +354,96 @@ func Hours(h float64) string {
 		return fmt.Sprintf("%.1f h", h)
 	}
 	return fmt.Sprintf("%.0f min", h*60)
+}
+
+// MemPool is the memory of a policy's runs taken together.
+type MemPool struct {
+	// Class is grows when more than half the runs grow, bounded when none
+	// grows and at least half are bounded (the others undecided: a trough
+	// that settled up once looks like that), else undecided ("" when no run
+	// has a class: summaries made before classes were).
+	Class MemClass
+	// Growth is the runs' median growth; Lo and Hi the medians of the
+	// interval ends of the runs that decide the class (the growing ones
+	// for grows, every run else), bytes per 1000 steps.
+	Growth, Lo, Hi float64
+	// StepsNeeded, when undecided, is the measured steps a run needs to
+	// decide it: the most any undecided run needs, or twice the runs'
+	// steps when the runs disagree.
+	StepsNeeded int
+	// Resolution is the runs' median Mem.Resolution: a bounded pool is
+	// bounded to within it.
+	Resolution float64
+	// Runs, Grows and Bounded count the classified runs.
+	Runs, Grows, Bounded int
+}
+
+// PoolMem pools the memory of runs of steps measured steps each (the
+// longest); nil entries (runs without the memory) are skipped.
+func PoolMem(ms []*Mem, steps int) MemPool {
+	var p MemPool
+	var growth, lo, hi, glo, ghi, res []float64
+	for _, m := range ms {
+		if m == nil || m.Class == "" {
+			continue
+		}
+		p.Runs++
+		growth, lo, hi = append(growth, m.Growth), append(lo, m.GrowthLo), append(hi, m.GrowthHi)
+		res = append(res, m.Resolution)
+		switch m.Class {
+		case MemGrows:
+			p.Grows++
+			glo, ghi = append(glo, m.GrowthLo), append(ghi, m.GrowthHi)
+		case MemBounded:
+			p.Bounded++
+		case MemUndecided:
+			p.StepsNeeded = max(p.StepsNeeded, m.StepsNeeded)
+		}
+	}
+	med := func(xs []float64) float64 {
+		xs = slices.DeleteFunc(xs, math.IsNaN)
+		if len(xs) == 0 {
+			return math.NaN()
+		}
+		slices.Sort(xs)
+		return Quantile(xs, 0.5)
+	}
+	p.Growth, p.Lo, p.Hi, p.Resolution = med(growth), med(lo), med(hi), med(res)
+	switch {
+	case p.Runs == 0:
+		return p
+	case 2*p.Grows > p.Runs:
+		p.Class, p.Lo, p.Hi, p.StepsNeeded = MemGrows, med(glo), med(ghi), 0
+	case p.Grows == 0 && 2*p.Bounded >= p.Runs:
+		p.Class, p.StepsNeeded = MemBounded, 0
+	default:
+		p.Class = MemUndecided
+		if p.Grows > 0 || p.StepsNeeded == 0 {
+			p.StepsNeeded = max(p.StepsNeeded, 2*steps)
+		}
+	}
+	return p
+}
+
+// HoursRange prints a time to the limit between its soonest and latest
+// (the growth interval's ends), one figure when both print alike.
+func HoursRange(soonest, latest float64) string {
+	a, b := Hours(soonest), Hours(latest)
+	if a == b {
+		return a
+	}
+	return a + " to " + b
+}
+
+// Describe says the pool's class in words: "bounded (4 of 4 runs)",
+// "grows 2.8 GiB-2.9 GiB per 1000 steps", "undecided (runs of about 500
+// steps would tell)".
+func (p MemPool) Describe() string {
+	switch p.Class {
+	case MemGrows:
+		return fmt.Sprintf("grows %s-%s per 1000 steps (%d of %d runs)", Bytes(p.Lo), Bytes(p.Hi), p.Grows, p.Runs)
+	case MemBounded:
+		return fmt.Sprintf("bounded (%d of %d runs)", p.Bounded, p.Runs)
+	}
+	return fmt.Sprintf("undecided (%d of %d runs grow, %d bounded; runs of about %d steps would tell)", p.Grows, p.Runs, p.Bounded, p.StepsNeeded)
 }

@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -175,6 +176,106 @@ func TestPlantedLeakIsRegressedAndAANot(t *testing.T) {
 		}
 		if sz.nightly && planted < trials-trials/40 {
 			t.Errorf("%d+%d runs of %d steps: the planted leak regressed in %d of %d trials, want at least %d", sz.runs, sz.runs, sz.steps, planted, trials, trials-trials/40)
+		}
+	}
+}
+
+// classRun is a run of known memory truth: RSS fills for 45 steps, then
+// saws with a collection every period steps (teeth of saw bytes at a
+// random phase) over a floor growing leak bytes a step, with 0.5 MB of
+// noise and, in one run of three, a trough that settles up by up to 8 MB
+// once.
+func classRun(rng *rand.Rand, steps, period int, saw, leak float64) *Mem {
+	var sm Summarizer
+	phase := rng.IntN(period)
+	settleAt, settle := steps, 0.0
+	if rng.IntN(3) == 0 {
+		settleAt, settle = rng.IntN(steps), 8e6*rng.Float64()
+	}
+	for i := range steps {
+		y := 300e6 + 100e6*min(float64(i), 45)/45 + saw*float64((i+phase)%period)/float64(period) + 0.5e6*rng.NormFloat64() + leak*float64(i)
+		if i >= settleAt {
+			y += settle
+		}
+		v := int64(y)
+		sm.Add(&bench.Step{Index: i, DurationNS: 1e6, RSS: &v})
+	}
+	return sm.Result(SpikeRule{}).RSS
+}
+
+// TestMemClassKnownTruth: over many runs of known truth, bounded heaps are
+// rarely called growing and leaks never bounded; the growth interval
+// covers a leak's true slope; runs too short to tell are undecided with
+// the steps that would tell.
+func TestMemClassKnownTruth(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	const trials = 400
+	count := func(steps func() int, saw float64, leak float64) (grows, bounded, covered int) {
+		for range trials {
+			m := classRun(rng, steps(), 20+rng.IntN(60), saw, leak)
+			switch m.Class {
+			case MemGrows:
+				grows++
+			case MemBounded:
+				bounded++
+			}
+			if m.GrowthLo <= 1000*leak && 1000*leak <= m.GrowthHi {
+				covered++
+			}
+		}
+		return grows, bounded, covered
+	}
+	decisive := func() int { return 800 + rng.IntN(1200) }
+	g, b, _ := count(decisive, 30e6, 0)
+	t.Logf("bounded heaps, 800-2000 steps: %d grows, %d bounded, %d undecided of %d", g, b, trials-g-b, trials)
+	if g > trials/50 || b < trials*3/4 {
+		t.Errorf("bounded heaps: %d of %d called growing (want at most 2%%), %d bounded (want at least 75%%)", g, trials, b)
+	}
+	// 32 MiB per 1000 steps: 4 MiB over a 125-step quarter at the least.
+	g, b, c := count(decisive, 30e6, 32<<10)
+	t.Logf("leaks of 32 MiB/kstep, 800-2000 steps: %d grows, %d bounded, interval covers the truth in %d of %d", g, b, c, trials)
+	if b > 0 || g < trials*95/100 || c < trials*80/100 {
+		t.Errorf("leaks: %d of %d bounded (want 0), %d grows (want at least 95%%), interval covers the truth in %d (want at least 80%%)", b, trials, g, c)
+	}
+	// 8 MiB per 1000 steps, the slowest that runs out of 16 GiB within an
+	// 8-hour job of 10 ms steps: 1-4 MiB over a quarter, near the noise,
+	// so one run in 40 reads bounded (10 of 400 here); a policy's runs
+	// pooled (PoolMem: half bounded and none growing) are rarer still, and
+	// advise never picked one (TestAdviseKnownTruth).
+	g, b, c = count(decisive, 30e6, 8<<10)
+	t.Logf("leaks of 8 MiB/kstep, 800-2000 steps: %d grows, %d bounded, interval covers the truth in %d of %d", g, b, c, trials)
+	if b > trials/20 || c < trials*80/100 {
+		t.Errorf("slow leaks: %d of %d bounded (want at most 5%%), interval covers the truth in %d (want at least 80%%)", b, trials, c)
+	}
+	for _, leak := range []float64{0, 32 << 10} {
+		for range 50 {
+			steps := 100 + rng.IntN(MinStepsGrowth-100)
+			if m := classRun(rng, steps, 39, 30e6, leak); m.Class != MemUndecided || m.StepsNeeded < MinStepsGrowth {
+				t.Fatalf("a run of %d steps (leak %v) is %s (needs %d steps), want undecided needing at least %d", steps, leak, m.Class, m.StepsNeeded, MinStepsGrowth)
+			}
+		}
+	}
+}
+
+// TestMemJSON: a run too short for an interval writes a summary JSON can
+// hold (NaN as null) and reads it back as NaN; a full one round-trips.
+func TestMemJSON(t *testing.T) {
+	for _, m := range []Mem{
+		{Peak: 1e8, Growth: math.NaN(), Samples: 1, GrowthLo: math.NaN(), GrowthHi: math.NaN(), Class: MemUndecided, StepsNeeded: 500},
+		{Peak: 1e8, Growth: 3e6, Samples: 800, GrowthLo: 2e6, GrowthHi: 4e6, Class: MemGrows, Resolution: 5e6},
+	} {
+		data, err := json.Marshal(RunSummary{RSS: &m})
+		if err != nil {
+			t.Fatalf("%+v: %v", m, err)
+		}
+		var back RunSummary
+		if err := json.Unmarshal(data, &back); err != nil {
+			t.Fatalf("%s: %v", data, err)
+		}
+		same := func(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
+		g := back.RSS
+		if g == nil || !same(g.Growth, m.Growth) || !same(g.GrowthLo, m.GrowthLo) || !same(g.GrowthHi, m.GrowthHi) || g.Class != m.Class || g.StepsNeeded != m.StepsNeeded || g.Peak != m.Peak || g.Resolution != m.Resolution {
+			t.Errorf("round trip of %+v through %s gave %+v", m, data, g)
 		}
 	}
 }
