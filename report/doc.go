@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"html/template"
 	"time"
 
@@ -33,6 +34,46 @@ type Doc struct {
 	// Scale is the chart of step time against ranks predicted from the
 	// multi-rank runs (scale.ChartsFor); "" without them.
 	Scale template.HTML
+	// Answers are what to set, per case of a results directory that ran
+	// several policies (advise.Answers): what a reader came for, so every
+	// format puts them first.
+	Answers []Answer
+}
+
+// Answer is advise's recommendation for one case, as a report shows it.
+type Answer struct {
+	Case string
+	// Pick is the variant to set and Policy its GC policy; both "" when
+	// the evidence is undecided or no policy qualifies.
+	Pick, Policy string
+	Undecided    bool
+	// Reason says why; Warning what is worse about the pick than the
+	// reference (its first line); Settle what would decide an undecided
+	// answer.
+	Reason, Warning string
+	Settle          []string
+	// Under are the constraints judged against: "a job of 8 h, memory
+	// limit 23.4GiB (MemTotal)".
+	Under string
+	// Err says why no advice could be given (the case's runs failed, no
+	// memory limit known).
+	Err string
+}
+
+// Headline is the answer in a few words: "set manual:50", "keep default",
+// "undecided", "no policy qualifies", "no advice".
+func (a Answer) Headline() string {
+	switch {
+	case a.Err != "":
+		return "no advice"
+	case a.Undecided:
+		return "undecided"
+	case a.Pick == "":
+		return "no policy qualifies"
+	case a.Policy == "default":
+		return "keep " + a.Pick
+	}
+	return "set " + a.Pick
 }
 
 // Counts tallies the verdicts.
@@ -49,8 +90,12 @@ func (d *Doc) Counts() map[stats.Verdict]int {
 // Status is the comparison's state in a word, the one every banner shows:
 // "regression" when a verdict regressed or a GC schedule changed in the
 // same environment; "undecided" when a tested metric is unknown (it did
-// not pass: the data could not tell); else "no regression".
+// not pass: the data could not tell); else "no regression". Policies set
+// side by side against a reference are none of these: "policies".
 func (d *Doc) Status() string {
+	if d.Comparison != nil && d.Comparison.Reference != "" {
+		return "policies"
+	}
 	n := d.Counts()
 	for _, s := range d.Schedules {
 		if s.ScheduleFailed() {
@@ -93,4 +138,37 @@ func (d *Doc) FailedRuns() []*results.Run {
 		}
 	}
 	return out
+}
+
+// Regressions name what regressed, one line each, schedules first: the
+// banner's first line on an old -> new page. Empty for policies side by
+// side (a policy worse than default is a finding, not a regression).
+func (d *Doc) Regressions() []string {
+	if d.Comparison == nil || d.Comparison.Reference != "" {
+		return nil
+	}
+	var out []string
+	for _, s := range d.Schedules {
+		if s.ScheduleFailed() {
+			out = append(out, fmt.Sprintf("GC schedule of %s changed in the same environment", s.Golden.Case))
+		}
+	}
+	for _, r := range d.Comparison.Rows {
+		if r.Verdict == stats.Regressed {
+			out = append(out, fmt.Sprintf("%s %s %s", r.Bench, r.Metric, fmtChange(r)))
+		}
+	}
+	return out
+}
+
+// PolicyCounts tallies a policies-side-by-side comparison's tested verdicts
+// in its words ("3 better · 5 worse · 2 same · 4 unknown"), "" otherwise.
+func (d *Doc) PolicyCounts() string {
+	c := d.Comparison
+	if c == nil || c.Reference == "" {
+		return ""
+	}
+	n := d.Counts()
+	return fmt.Sprintf("%d better · %d worse · %d same · %d unknown (undecided) · %d descriptive",
+		n[stats.Improved], n[stats.Regressed], n[stats.Same], n[stats.Unknown], n[stats.Descriptive])
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gcjitter/gcjitter/internal/inlinesvg"
 	"github.com/gcjitter/gcjitter/results"
+	"github.com/gcjitter/gcjitter/stats"
 )
 
 // SeriesPoints bounds the points of a step-time series plot. Longer runs
@@ -41,14 +42,45 @@ func HTML(w io.Writer, d *Doc) error {
 		page.Counts[string(v)] = n
 	}
 	if c := d.Comparison; c != nil {
-		for _, r := range c.Rows {
-			bench := r.Bench
-			if d.Reference != "" { // one directory: the case and the variant say it
-				bench = results.CaseOf(r.Bench) + " " + results.VariantOf(r.Bench)
+		// Tested rows first; descriptive ones behind their toggle.
+		for _, descriptive := range []bool{false, true} {
+			for _, r := range c.Rows {
+				if (r.Verdict == stats.Descriptive) != descriptive {
+					continue
+				}
+				bench := r.Bench
+				if d.Reference != "" { // one directory: the case and the variant say it
+					bench = results.CaseOf(r.Bench) + " " + results.VariantOf(r.Bench)
+				}
+				row := htmlRow{Bench: bench, Case: results.CaseOf(r.Bench), Variant: results.VariantOf(r.Bench), Metric: r.Metric, Old: fmtEst(r.OldEst, r.Unit, r.Exact),
+					New: fmtEst(r.NewEst, r.Unit, r.Exact), Change: fmtChangeReadable(r), P: fmtP(r), N: fmt.Sprintf("%d+%d", len(r.Old), len(r.New)),
+					Verdict: string(r.Verdict), VerdictText: fmtVerdict(c, r), Reason: r.Reason}
+				if descriptive {
+					page.Descriptive = append(page.Descriptive, row)
+				} else {
+					page.Rows = append(page.Rows, row)
+				}
 			}
-			page.Rows = append(page.Rows, htmlRow{Bench: bench, Metric: r.Metric, Old: fmtEst(r.OldEst, r.Unit, r.Exact),
-				New: fmtEst(r.NewEst, r.Unit, r.Exact), Change: fmtChange(r), P: fmtP(r), N: fmt.Sprintf("%d+%d", len(r.Old), len(r.New)),
-				Verdict: string(r.Verdict), VerdictText: fmtVerdict(r), Reason: r.Reason})
+		}
+		seen := map[string]bool{}
+		for _, r := range append(slices.Clone(page.Rows), page.Descriptive...) {
+			if !seen[r.Case] {
+				seen[r.Case] = true
+				page.FilterCases = append(page.FilterCases, r.Case)
+			}
+			if !seen["\x00"+r.Variant] {
+				seen["\x00"+r.Variant] = true
+				page.FilterVariants = append(page.FilterVariants, r.Variant)
+			}
+		}
+	}
+	// One job for every answer: said once above them.
+	for i, a := range d.Answers {
+		if i == 0 {
+			page.AnswersUnder = a.Under
+		} else if a.Under != page.AnswersUnder {
+			page.AnswersUnder = ""
+			break
 		}
 	}
 	if d.Manifest != nil && (d.Comparison == nil || d.Reference != "") {
@@ -215,10 +247,17 @@ func staticSection(d *Doc, g *figureGroup, id string) (htmlSection, error) {
 
 type htmlPage struct {
 	*Doc
-	Counts   map[string]int
-	Rows     []htmlRow
-	Sections []htmlSection
-	Facts    [][2]string
+	Counts map[string]int
+	// AnswersUnder is the job every answer was judged for, when they share
+	// it ("" otherwise: each says its own).
+	AnswersUnder string
+	// Rows are the tested verdicts, Descriptive the rows reported and not
+	// tested (folded); FilterCases and FilterVariants name what the
+	// filter offers.
+	Rows, Descriptive           []htmlRow
+	FilterCases, FilterVariants []string
+	Sections                    []htmlSection
+	Facts                       [][2]string
 	// Policies is a results directory's variants table (as text prints
 	// it), with its header.
 	Policies     []VariantSummary
@@ -235,7 +274,7 @@ type htmlPage struct {
 }
 
 type htmlRow struct {
-	Bench, Metric, Old, New, Change, P, N, Verdict, VerdictText, Reason string
+	Bench, Case, Variant, Metric, Old, New, Change, P, N, Verdict, VerdictText, Reason string
 }
 
 type htmlSection struct {
@@ -505,9 +544,12 @@ var htmlTemplate = template.Must(template.New("report").Parse(`<!doctype html>
 <title>{{.Title}}</title>
 <style>
 body { font: 14px/1.45 system-ui, sans-serif; margin: 24px auto; max-width: 1200px; color: #222; padding: 0 16px; }
-h1 { font-size: 22px; } h2 { font-size: 17px; margin-top: 32px; border-bottom: 1px solid #ddd; }
+h1 { font-size: 22px; } h2 { font-size: 17px; margin-top: 24px; border-bottom: 1px solid #ddd; }
 .banner { padding: 10px 14px; border-radius: 6px; margin: 12px 0; font-weight: 600; }
-.pass { background: #e8f5e9; } .fail { background: #fdecea; } .undecided { background: #fff8e1; }
+.pass { background: #e8f5e9; } .fail { background: #fdecea; } .undecided { background: #fff8e1; } .neutral { background: #eef2f8; font-weight: 400; }
+.answer { padding: 4px 10px; border-radius: 6px; margin: 4px 0; } table.policies td { padding: 2px 6px; } table.policies td.bench { white-space: nowrap; } tr.case td { font-weight: 600; text-align: left; padding-top: 6px; border-bottom: 1px solid #ccc; } .answer .why { color: #444; font-size: 13px; line-height: 1.35; } .warn { color: #a04000; font-weight: 400; }
+.regs { margin: 4px 0 4px 18px; padding: 0; font-weight: 400; } details summary { cursor: pointer; margin: 8px 0; color: #333; }
+.pair { display: grid; grid-template-columns: repeat(auto-fit, minmax(440px, 1fr)); gap: 8px; }
 table { border-collapse: collapse; width: 100%; font-size: 13px; }
 th, td { border-bottom: 1px solid #eee; padding: 4px 6px; text-align: right; white-space: nowrap; }
 td.bench { white-space: normal; overflow-wrap: anywhere; min-width: 12em; } .wide { overflow-x: auto; }
@@ -528,27 +570,50 @@ p, pre { overflow-wrap: anywhere; } pre { white-space: pre-wrap; }
 <h1>{{.Title}}</h1>
 <p>generated {{.Generated.Format "2006-01-02 15:04:05 MST"}} by gcjitter ({{.Kind}})</p>
 {{with .Partial}}<div class="banner undecided partial"><b>{{.}}</b></div>{{end}}
-{{if .Comparison}}<div class="banner {{if eq .Status "regression"}}fail{{else if eq .Status "undecided"}}undecided{{else}}pass{{end}}"><b>{{.Status}}</b>:
-{{index .Counts "regressed"}} regressed · {{index .Counts "improved"}} improved · {{index .Counts "same"}} same · {{index .Counts "unknown"}} unknown (undecided) · {{index .Counts "descriptive"}} descriptive</div>
-<p>old: <code>{{.Comparison.Old.Path}}</code> · new: <code>{{.Comparison.New.Path}}</code> · runs are the statistical unit; each change with its interval and the test that decided it; Holm-adjusted over the tested (primary) metrics (family-wise alpha {{.Comparison.Alpha}}); descriptive metrics are reported, not tested</p>{{end}}
+{{with .Answers}}<section id="answer"><h2>What to set</h2>{{with $.AnswersUnder}}<p class="hint">judged for {{.}}; gcjitter advise says more, and its -duration and -mem-limit set the job</p>{{end}}
+{{range .}}<div class="answer {{if .Err}}undecided{{else if .Undecided}}undecided{{else}}pass{{end}}"><b>{{.Case}}: {{.Headline}}</b>{{with .Warning}} <span class="warn">(warning: {{.}})</span>{{end}}
+<div class="why">{{if .Err}}{{.Err}}{{else}}{{.Reason}}{{end}}</div>{{range .Settle}}<div class="why">settle {{.}}</div>{{end}}{{if not $.AnswersUnder}}{{with .Under}}<div class="hint">judged for {{.}}</div>{{end}}{{end}}</div>
+{{end}}</section>{{end}}
+{{if .Comparison}}{{if not .Comparison.Reference}}<div class="banner {{if eq .Status "regression"}}fail{{else if eq .Status "undecided"}}undecided{{else}}pass{{end}}" id="banner"><b>{{.Status}}{{with .Regressions}}: {{index . 0}}{{if gt (len .) 1}} (and {{len (slice . 1)}} more){{end}}{{end}}</b>
+{{with .Regressions}}{{if gt (len .) 1}}<ul class="regs">{{range slice . 1}}<li>{{.}}</li>{{end}}</ul>{{end}}{{end}}
+<div>{{index .Counts "regressed"}} regressed · {{index .Counts "improved"}} improved · {{index .Counts "same"}} same · {{index .Counts "unknown"}} unknown (undecided) · {{index .Counts "descriptive"}} descriptive</div></div>
+<p>old: <code>{{.Comparison.Old.Path}}</code> · new: <code>{{.Comparison.New.Path}}</code> · runs are the statistical unit; each change with its interval and the test that decided it; Holm-adjusted over the tested (primary) metrics (family-wise alpha {{.Comparison.Alpha}}); descriptive metrics are reported, not tested</p>{{end}}{{end}}
 {{range .Schedules}}<h2>GC schedule: {{.Golden.Case}}</h2><pre>{{.Text}}</pre>{{end}}
 {{with .FailedRuns}}<h2>Runs that did not complete</h2><table><tr><th>run</th><th>status</th><th>reason</th></tr>
 {{range .}}<tr><td>{{.ID}}</td><td>{{.Status}}</td><td class="reason">{{.Reason}}</td></tr>{{end}}</table>{{end}}
-{{with .Policies}}<h2>Policies side by side</h2><p class="reason">per variant, medians over runs; spikes and gen2 are counts per run; in GC: share of spikes that are GC spikes{{with $.Reference}}; each variant's verdicts against <code>{{.}}</code> follow{{end}}</p>
-<div class="wide"><table><tr>{{range $.PolicyHeader}}<th>{{.}}</th>{{end}}</tr>
-{{range .}}<tr><td class="bench">{{.Case}} <code>{{.Variant}}</code></td>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>{{end}}</table></div>
+{{with .Policies}}<h2 id="policies">Policies side by side</h2><p class="reason">per variant, medians over runs; spikes and gen2 are counts per run; in GC: share of spikes that are GC spikes{{with $.Reference}}; each variant's verdicts against <code>{{.}}</code> are below the charts{{end}}</p>
+<div class="wide"><table class="policies"><tr>{{range $.PolicyHeader}}<th>{{.}}</th>{{end}}</tr>
+{{$case := ""}}{{range .}}{{if ne .Case $case}}{{$case = .Case}}<tr class="case"><td colspan="{{len $.PolicyHeader}}">{{.Case}}</td></tr>{{end}}<tr><td class="bench"><code>{{.Variant}}</code></td>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>{{end}}</table></div>
 {{range $.MemoryTrade}}<p class="reason">{{.}}</p>{{end}}{{end}}
-{{if .Rows}}<h2>Verdicts{{with .Reference}}: every variant against {{.}}{{end}}</h2>
-<div class="wide"><table><tr><th>benchmark</th><th>metric</th><th>old</th><th>new</th><th>change [interval]</th><th>p</th><th>n</th><th>verdict</th></tr>
-{{range .Rows}}<tr title="{{.Reason}}"><td class="bench">{{.Bench}}</td><td class="l">{{.Metric}}</td><td>{{.Old}}</td><td>{{.New}}</td><td>{{.Change}}</td><td>{{.P}}</td><td>{{.N}}</td><td class="{{.Verdict}}">{{.VerdictText}}</td></tr>
-{{if or (eq .Verdict "regressed") (eq .Verdict "improved")}}<tr><td></td><td colspan="7" class="reason">{{.Reason}}</td></tr>{{end}}{{end}}</table></div>
-{{with .Comparison.Notes}}<h3>Notes</h3><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}{{end}}
-{{range .Sections}}<h2>{{.Title}}</h2>{{range .Spikes}}<p class="spikes">{{.}}</p>{{end}}
+{{range .Sections}}<h2>{{.Title}}</h2>
 <div class="interactive" id="{{.ID}}"></div>
-{{range .Charts}}<figure{{with .Class}} class="{{.}}"{{end}}{{with .ID}} id="{{.}}"{{end}}>{{with .Caption}}<figcaption>{{.}}</figcaption>{{end}}{{.SVG}}</figure>{{end}}{{end}}
+{{range .Charts}}<figure{{with .Class}} class="{{.}}"{{end}}{{with .ID}} id="{{.}}"{{end}}>{{with .Caption}}<figcaption>{{.}}</figcaption>{{end}}{{.SVG}}</figure>{{end}}{{range .Spikes}}<p class="spikes">{{.}}</p>{{end}}{{end}}
 {{if .Sections}}<p class="reason">Timelines: each bucket of steps is drawn by its fastest and slowest step, so every spike shows; steps containing a collection are marked by generation (young collections only when the run is drawn whole). Tails: the i-th fastest of n steps sits at quantile (i+0.5)/n, so each curve ends at its slowest step; a dashed line is a baseline drawn from its sketch.{{if .MultiRank}} Multi-rank runs show the global step time (the slowest rank at each step) and a per-rank view of each rank's collection pauses.{{end}}</p>{{end}}
+{{if or .Rows .Descriptive}}<h2 id="verdicts">Verdicts{{with .Reference}}: every variant against {{.}}{{end}}</h2>
+{{if .Comparison.Reference}}<div class="banner neutral" id="banner"><b>every policy against {{.Comparison.Reference}}</b>: {{.PolicyCounts}}</div>
+<p class="reason">one results directory: each variant is compared with <code>{{.Comparison.Reference}}</code>, so "worse" is a finding about the policy, not a breakage of the software</p>{{end}}
+<p class="filter">show <select id="filter-case" aria-label="case"><option value="">every case</option>{{range .FilterCases}}<option>{{.}}</option>{{end}}</select>
+<select id="filter-variant" aria-label="variant"><option value="">every variant</option>{{range .FilterVariants}}<option>{{.}}</option>{{end}}</select> <span class="hint" id="filter-count"></span></p>
+{{with .Rows}}<div class="wide" id="tested">{{template "rows" .}}</div>{{end}}
+{{with .Descriptive}}<details id="descriptive"><summary>{{len .}} descriptive rows (reported, not tested)</summary><div class="wide">{{template "rows" .}}</div></details>{{end}}
+{{with .Comparison.Notes}}<h3>Notes</h3><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
+<script>(function () {
+  var c = document.getElementById("filter-case"), v = document.getElementById("filter-variant"), n = document.getElementById("filter-count");
+  function apply() {
+    var shown = 0;
+    document.querySelectorAll("table.verdicts tr[data-case]").forEach(function (tr) {
+      var on = (!c.value || tr.dataset.case === c.value) && (!v.value || tr.dataset.variant === v.value);
+      tr.style.display = on ? "" : "none";
+      if (on && tr.classList.contains("row")) shown++;
+    });
+    n.textContent = shown + " rows";
+  }
+  c.addEventListener("change", apply); v.addEventListener("change", apply); apply();
+})();</script>{{end}}
 {{with .Scale}}<h2>At scale</h2>{{.}}{{end}}
 {{with .Facts}}<h2>Environment and host</h2><table class="facts">{{range .}}<tr><td>{{index . 0}}</td><td>{{index . 1}}</td></tr>{{end}}</table>{{end}}
 {{.Scripts}}<script>document.body.dataset.ready = "1";</script>
 </body></html>
-`))
+{{define "rows"}}<table class="verdicts"><tr><th>benchmark</th><th>metric</th><th>old</th><th>new</th><th>change [interval]</th><th>p</th><th>n</th><th>verdict</th></tr>
+{{range .}}<tr class="row" data-case="{{.Case}}" data-variant="{{.Variant}}" title="{{.Reason}}"><td class="bench">{{.Bench}}</td><td class="l">{{.Metric}}</td><td>{{.Old}}</td><td>{{.New}}</td><td>{{.Change}}</td><td>{{.P}}</td><td>{{.N}}</td><td class="{{.Verdict}}">{{.VerdictText}}</td></tr>
+{{if or (eq .Verdict "regressed") (eq .Verdict "improved")}}<tr class="why" data-case="{{.Case}}" data-variant="{{.Variant}}"><td></td><td colspan="7" class="reason">{{.Reason}}</td></tr>{{end}}{{end}}</table>{{end}}`))

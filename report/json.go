@@ -32,6 +32,28 @@ type jsonDoc struct {
 	// report compares one results directory's policies.
 	Reference string       `json:"reference,omitempty"`
 	Failed    []jsonFailed `json:"failed_runs"`
+	// Framing is what the comparison compares (results.Comparison.Framing):
+	// "old-vs-new", where a verdict regressed is a regression, or
+	// "policies-vs-reference", where it means worse than the reference.
+	// Status is the banner's word. Absent without a comparison.
+	Framing string `json:"framing,omitempty"`
+	Status  string `json:"status,omitempty"`
+	// Answers are what to set per case (advise), where the report shows
+	// one results directory's policies.
+	Answers []jsonAnswer `json:"answers,omitempty"`
+}
+
+type jsonAnswer struct {
+	Case      string   `json:"case"`
+	Headline  string   `json:"headline"`
+	Pick      string   `json:"pick,omitempty"`
+	Policy    string   `json:"policy,omitempty"`
+	Undecided bool     `json:"undecided"`
+	Reason    string   `json:"reason,omitempty"`
+	Warning   string   `json:"warning,omitempty"`
+	Settle    []string `json:"settle,omitempty"`
+	Under     string   `json:"under,omitempty"`
+	Error     string   `json:"error,omitempty"`
 }
 
 type jsonEst struct {
@@ -43,20 +65,23 @@ type jsonEst struct {
 }
 
 type jsonRow struct {
-	Bench      string   `json:"bench"`
-	Metric     string   `json:"metric"`
-	Unit       string   `json:"unit"`
-	Better     string   `json:"better"`
-	Exact      bool     `json:"exact"`
-	Old        jsonEst  `json:"old"`
-	New        jsonEst  `json:"new"`
-	Change     *float64 `json:"change"` // relative: 0.05 is +5%
-	ChangeLo   *float64 `json:"change_lo"`
-	ChangeHi   *float64 `json:"change_hi"`
-	P          *float64 `json:"p"`
-	PAdjusted  *float64 `json:"p_adjusted"`
-	Floor      float64  `json:"floor"`
-	Verdict    string   `json:"verdict"`
+	Bench     string   `json:"bench"`
+	Metric    string   `json:"metric"`
+	Unit      string   `json:"unit"`
+	Better    string   `json:"better"`
+	Exact     bool     `json:"exact"`
+	Old       jsonEst  `json:"old"`
+	New       jsonEst  `json:"new"`
+	Change    *float64 `json:"change"` // relative: 0.05 is +5%
+	ChangeLo  *float64 `json:"change_lo"`
+	ChangeHi  *float64 `json:"change_hi"`
+	P         *float64 `json:"p"`
+	PAdjusted *float64 `json:"p_adjusted"`
+	Floor     float64  `json:"floor"`
+	Verdict   string   `json:"verdict"`
+	// Relation is the verdict in the comparison's framing: "worse" and
+	// "better" against a reference variant, else the verdict.
+	Relation   string   `json:"relation"`
 	Reason     string   `json:"reason"`
 	RunsNeeded int      `json:"runs_needed,omitempty"` // per side, in all
 	MoreRuns   int      `json:"more_runs,omitempty"`   // per side, beyond those there
@@ -131,8 +156,13 @@ func JSON(w io.Writer, d *Doc) error {
 	for _, v := range []stats.Verdict{stats.Regressed, stats.Improved, stats.Same, stats.Unknown} {
 		out.Verdicts[string(v)] += 0
 	}
+	for _, a := range d.Answers {
+		out.Answers = append(out.Answers, jsonAnswer{Case: a.Case, Headline: a.Headline(), Pick: a.Pick, Policy: a.Policy, Undecided: a.Undecided,
+			Reason: a.Reason, Warning: a.Warning, Settle: a.Settle, Under: a.Under, Error: a.Err})
+	}
 	if c := d.Comparison; c != nil {
 		out.Old, out.New, out.Alpha = c.Old.Path, c.New.Path, c.Alpha
+		out.Framing, out.Status = c.Framing(), d.Status()
 		out.Notes = append(out.Notes, c.Notes...)
 		seen := map[string]bool{}
 		for _, r := range c.Rows {
@@ -143,7 +173,7 @@ func JSON(w io.Writer, d *Doc) error {
 			row := jsonRow{Bench: r.Bench, Metric: r.Metric, Unit: r.Unit, Better: better, Exact: r.Exact,
 				Old: est(r.OldEst, r.Old), New: est(r.NewEst, r.New),
 				Change: stats.Finite(r.Change), ChangeLo: stats.Finite(r.ChangeLo), ChangeHi: stats.Finite(r.ChangeHi),
-				P: stats.Finite(r.P), PAdjusted: stats.Finite(r.PAdj), Floor: r.Floor, Verdict: string(r.Verdict), Reason: r.Reason,
+				P: stats.Finite(r.P), PAdjusted: stats.Finite(r.PAdj), Floor: r.Floor, Verdict: string(r.Verdict), Relation: c.Word(r.Verdict), Reason: r.Reason,
 				RunsNeeded: r.RunsNeeded, MoreRuns: r.MoreRuns(), Warnings: append([]string{}, r.Warnings...)}
 			out.Rows = append(out.Rows, row)
 			if seen[r.Bench] {

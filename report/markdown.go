@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -22,6 +23,7 @@ func Markdown(w io.Writer, d *Doc) {
 				ok++
 			}
 		}
+		answersMarkdown(w, d.Answers)
 		fmt.Fprintf(w, "**%d of %d runs completed**\n", ok, len(d.Manifest.Runs))
 		for _, r := range d.FailedRuns() {
 			fmt.Fprintf(w, "- ⚠️ run `%s` %s: %s\n", r.ID, r.Status, mdEscape(r.Reason))
@@ -32,12 +34,24 @@ func Markdown(w io.Writer, d *Doc) {
 	if p := d.Partial(); p != "" {
 		fmt.Fprintf(w, "**⏸️ %s**\n\n", p)
 	}
-	status := map[string]string{"regression": "❌ regression", "undecided": "⚠️ undecided", "no regression": "✅ no regression"}[d.Status()]
+	answersMarkdown(w, d.Answers)
+	failed := ""
 	if len(d.FailedRuns()) > 0 {
-		status += fmt.Sprintf(", ⚠️ %d runs failed", len(d.FailedRuns()))
+		failed = fmt.Sprintf(", ⚠️ %d runs failed", len(d.FailedRuns()))
 	}
-	fmt.Fprintf(w, "**%s** — %d regressed, %d improved, %d same, %d unknown (undecided: not a pass), %d descriptive\n\n",
-		status, n[stats.Regressed], n[stats.Improved], n[stats.Same], n[stats.Unknown], n[stats.Descriptive])
+	if pc := d.PolicyCounts(); pc != "" {
+		fmt.Fprintf(w, "**every policy against `%s`**%s — %s\n\n", d.Comparison.Reference, failed, pc)
+	} else {
+		status := map[string]string{"regression": "❌ regression", "undecided": "⚠️ undecided", "no regression": "✅ no regression"}[d.Status()]
+		if regs := d.Regressions(); len(regs) > 0 {
+			status += ": " + mdEscape(regs[0])
+			if len(regs) > 1 {
+				status += fmt.Sprintf(" (and %d more)", len(regs)-1)
+			}
+		}
+		fmt.Fprintf(w, "**%s**%s — %d regressed, %d improved, %d same, %d unknown (undecided: not a pass), %d descriptive\n\n",
+			status, failed, n[stats.Regressed], n[stats.Improved], n[stats.Same], n[stats.Unknown], n[stats.Descriptive])
+	}
 	for _, s := range d.Schedules {
 		switch {
 		case len(s.Schedule) == 0:
@@ -58,7 +72,7 @@ func Markdown(w io.Writer, d *Doc) {
 		for _, v := range []stats.Verdict{stats.Regressed, stats.Improved, stats.Unknown} {
 			for _, r := range c.Rows {
 				if r.Verdict == v {
-					fmt.Fprintf(w, "- **%s** `%s` %s: %s\n", v, r.Bench, r.Metric, mdEscape(r.Reason))
+					fmt.Fprintf(w, "- **%s** `%s` %s: %s\n", c.Word(v), r.Bench, r.Metric, mdEscape(r.Reason))
 				}
 			}
 		}
@@ -79,7 +93,7 @@ func Markdown(w io.Writer, d *Doc) {
 				fmt.Fprint(w, "| metric | old | new | change [interval] | p | n | verdict |\n|---|---|---|---|---|---|---|\n")
 			}
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d+%d | %s |\n", r.Metric, fmtEst(r.OldEst, r.Unit, r.Exact), fmtEst(r.NewEst, r.Unit, r.Exact),
-				fmtChange(r), fmtP(r), len(r.Old), len(r.New), verdictMark(r))
+				fmtChange(r), fmtP(r), len(r.Old), len(r.New), verdictMark(c, r))
 		}
 		if len(c.Notes) > 0 {
 			fmt.Fprintln(w, "\n<details><summary>notes</summary>")
@@ -95,14 +109,37 @@ func Markdown(w io.Writer, d *Doc) {
 	}
 }
 
-func verdictMark(r *stats.Row) string {
-	switch r.Verdict {
-	case stats.Regressed:
+func verdictMark(c *results.Comparison, r *stats.Row) string {
+	switch {
+	case c.Reference != "":
+		return fmtVerdict(c, r) // a policy worse than default is a finding: no alarm
+	case r.Verdict == stats.Regressed:
 		return "❌ regressed"
-	case stats.Improved:
+	case r.Verdict == stats.Improved:
 		return "✅ improved"
 	}
-	return fmtVerdict(r)
+	return fmtVerdict(c, r)
+}
+
+// answersMarkdown writes what to set, per case, first.
+func answersMarkdown(w io.Writer, answers []Answer) {
+	if len(answers) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "### What to set")
+	fmt.Fprintln(w)
+	for _, a := range answers {
+		fmt.Fprintf(w, "- `%s`: **%s**", a.Case, a.Headline())
+		if a.Warning != "" {
+			fmt.Fprintf(w, " (warning: %s)", mdEscape(a.Warning))
+		}
+		fmt.Fprintf(w, ": %s", mdEscape(cmp.Or(a.Err, a.Reason)))
+		for _, s := range a.Settle {
+			fmt.Fprintf(w, "; settle %s", mdEscape(s))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
 }
 
 func mdEscape(s string) string {

@@ -83,3 +83,51 @@ func BenchmarkMillionStepPage(b *testing.B) {
 	b.ReportMetric(wall.Seconds(), "navigate-to-ready-wall-s")
 	b.ReportMetric(zoom, "zoom-redraw-ms")
 }
+
+// BenchmarkPageFile: an existing page (GCJITTER_PAGE, e.g. the report.html
+// of make run's results): its size, and the time Chromium takes from
+// navigation to charts drawn (data-charts-ms) at 1400x1000. Skipped
+// without GCJITTER_PAGE. Figures in BENCHMARKS.md.
+func BenchmarkPageFile(b *testing.B) {
+	path := os.Getenv("GCJITTER_PAGE")
+	if path == "" {
+		b.Skip("GCJITTER_PAGE names no page")
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	browser := testbrowser.New(b)
+	var loaded, wall float64
+	var tops []float64
+	for b.Loop() {
+		tab := browser.Open(b, "", true, 1400, 1000)
+		start := time.Now()
+		if err := tab.Navigate(path); err != nil {
+			b.Fatal(err)
+		}
+		if err := tab.Do(chromedp.WaitVisible(chromedp.CSS(`body[data-charts="ready"]`))); err != nil {
+			b.Fatalf("charts never ready: %v (console: %q)", err, tab.Errors())
+		}
+		wall = time.Since(start).Seconds()
+		ms, err := testbrowser.Eval[string](tab, `document.body.dataset.chartsMs`)
+		if err != nil {
+			b.Fatal(err)
+		}
+		loaded, _ = strconv.ParseFloat(ms, 64)
+		if errs := tab.Errors(); len(errs) > 0 {
+			b.Errorf("console errors: %q", errs)
+		}
+		// Where the answer and the first chart sit, in screens of 1000 px.
+		tops, err = testbrowser.Eval[[]float64](tab, `[document.querySelector("#answer"), document.querySelector(".interactive figure"), document.querySelector("#banner"), document.querySelector("#policies")].map(e => e ? (e.getBoundingClientRect().top + scrollY) / 1000 : -1)`)
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(tops[0], "answer-at-screen")
+	b.ReportMetric(tops[1], "first-chart-at-screen")
+	b.Logf("banner at %.2f screens, policies at %.2f", tops[2], tops[3])
+	b.ReportMetric(float64(st.Size())/1e6, "page-MB")
+	b.ReportMetric(loaded/1e3, "load-to-interactive-s")
+	b.ReportMetric(wall, "navigate-to-ready-wall-s")
+}

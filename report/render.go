@@ -24,6 +24,7 @@ func RenderColor(w io.Writer, format string, d *Doc, color bool) error {
 		if p := d.Partial(); p != "" {
 			fmt.Fprintln(w, p)
 		}
+		AnswersText(w, d.Answers)
 		if d.ShowsPolicies() {
 			RunSummaryText(w, d.Manifest)
 		}
@@ -78,4 +79,28 @@ func Ext(format string) string {
 		return ".txt"
 	}
 	return "." + format
+}
+
+// AnswersText writes what to set, per case: the answer first, then why.
+func AnswersText(w io.Writer, answers []Answer) {
+	if len(answers) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "what to set:")
+	for _, a := range answers {
+		fmt.Fprintf(w, "  %s: %s", a.Case, a.Headline())
+		if a.Warning != "" {
+			fmt.Fprintf(w, " (warning: %s)", a.Warning)
+		}
+		fmt.Fprintln(w)
+		if a.Err != "" {
+			fmt.Fprintf(w, "    %s\n", a.Err)
+			continue
+		}
+		fmt.Fprintf(w, "    reason: %s\n", a.Reason)
+		for _, s := range a.Settle {
+			fmt.Fprintf(w, "    settle %s\n", s)
+		}
+	}
+	fmt.Fprintln(w)
 }

@@ -48,7 +48,7 @@ func TextColor(w io.Writer, c *results.Comparison, color bool) {
 			fmt.Fprintln(tw, "  metric\told\tnew\tchange [interval]\tp\tn\tverdict")
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%d+%d\t%s\n", r.Metric,
-			fmtEst(r.OldEst, r.Unit, r.Exact), fmtEst(r.NewEst, r.Unit, r.Exact), fmtChange(r), fmtP(r), len(r.Old), len(r.New), paint(fmtVerdict(r), r.Verdict, color))
+			fmtEst(r.OldEst, r.Unit, r.Exact), fmtEst(r.NewEst, r.Unit, r.Exact), fmtChange(r), fmtP(r), len(r.Old), len(r.New), paint(fmtVerdict(c, r), r.Verdict, color))
 	}
 	if tw != nil {
 		tw.Flush()
@@ -57,12 +57,17 @@ func TextColor(w io.Writer, c *results.Comparison, color bool) {
 	for _, r := range c.Rows {
 		counts[r.Verdict]++
 	}
-	fmt.Fprintf(w, "\nverdicts: %d regressed, %d improved, %d same, %d unknown (undecided: not a pass), %d descriptive\n",
-		counts[stats.Regressed], counts[stats.Improved], counts[stats.Same], counts[stats.Unknown], counts[stats.Descriptive])
+	if c.Reference != "" {
+		fmt.Fprintf(w, "\nagainst %s: %d worse, %d better, %d same, %d unknown (undecided), %d descriptive\n",
+			c.Reference, counts[stats.Regressed], counts[stats.Improved], counts[stats.Same], counts[stats.Unknown], counts[stats.Descriptive])
+	} else {
+		fmt.Fprintf(w, "\nverdicts: %d regressed, %d improved, %d same, %d unknown (undecided: not a pass), %d descriptive\n",
+			counts[stats.Regressed], counts[stats.Improved], counts[stats.Same], counts[stats.Unknown], counts[stats.Descriptive])
+	}
 	for _, v := range []stats.Verdict{stats.Regressed, stats.Improved, stats.Unknown} {
 		for _, r := range c.Rows {
 			if r.Verdict == v {
-				fmt.Fprintf(w, "%s: %s %s: %s\n", paint(string(v), v, color), r.Bench, r.Metric, r.Reason)
+				fmt.Fprintf(w, "%s: %s %s: %s\n", paint(c.Word(v), v, color), r.Bench, r.Metric, r.Reason)
 			}
 		}
 	}
@@ -217,11 +222,28 @@ func fmtP(r *stats.Row) string {
 	return fmt.Sprintf("%.3f", r.PAdj)
 }
 
-func fmtVerdict(r *stats.Row) string {
+// fmtVerdict is the row's verdict in the comparison's words
+// (results.Comparison.Word): against a reference variant, "worse" and
+// "better"; old -> new, "regressed" and "improved".
+func fmtVerdict(c *results.Comparison, r *stats.Row) string {
 	if r.Verdict == stats.Unknown && r.RunsNeeded > 0 {
 		return fmt.Sprintf("unknown (+%d runs)", r.MoreRuns())
 	}
-	return string(r.Verdict)
+	return c.Word(r.Verdict)
+}
+
+// fmtChangeReadable is fmtChange where an interval means something, and
+// the change with "too few runs (needs N)" where it is too wide to read
+// (stats.Row.Wide): the page's verdict rows.
+func fmtChangeReadable(r *stats.Row) string {
+	wide, needs := r.Wide()
+	if !wide {
+		return fmtChange(r)
+	}
+	if needs > 0 && needs < stats.MaxRunsNeeded {
+		return fmt.Sprintf("%s, too few runs (needs %d)", stats.Pct(r.Change), needs)
+	}
+	return stats.Pct(r.Change) + ", too few runs"
 }
 
 // paint wraps a verdict word in its ANSI colour. tabwriter counts the

@@ -58,6 +58,37 @@ type Comparison struct {
 	// Notes are facts about the inputs worth reading before the verdicts:
 	// left-out benches and metrics, environment changes.
 	Notes []string
+	// Reference is the variant every other was compared with when the
+	// comparison is one results directory's policies side by side
+	// (CompareVariants), "" for old -> new. It frames the words: a policy
+	// is better or worse than the reference; only a change of one thing
+	// regresses.
+	Reference string
+}
+
+// Word is the word for verdict v in this comparison's framing: against a
+// reference variant, "worse" and "better" (a policy slower than default
+// is a finding, not a breakage); old -> new, the verdict itself.
+func (c *Comparison) Word(v stats.Verdict) string {
+	if c.Reference == "" {
+		return string(v)
+	}
+	switch v {
+	case stats.Regressed:
+		return "worse"
+	case stats.Improved:
+		return "better"
+	}
+	return string(v)
+}
+
+// Framing says what the comparison compares, for reports and JSON:
+// "old-vs-new", or "policies-vs-reference".
+func (c *Comparison) Framing() string {
+	if c.Reference == "" {
+		return "old-vs-new"
+	}
+	return "policies-vs-reference"
 }
 
 // Regressed reports whether any row regressed (descriptive rows never

@@ -335,6 +335,7 @@ func CompareVariants(d *Data, ref string, opt CompareOptions) (*Comparison, erro
 	// Both sides read the same manifest (so the cases' gates apply); the
 	// old side is named by what it holds.
 	c.Old.Path = fmt.Sprintf("%s, variant %s", d.Path, ref)
+	c.Reference = ref
 	return c, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gcjitter/gcjitter/advise"
 	"github.com/gcjitter/gcjitter/internal/atomicfile"
 	"github.com/gcjitter/gcjitter/internal/cli"
 	"github.com/gcjitter/gcjitter/report"
@@ -76,6 +77,9 @@ status is 0 whatever the verdicts (gcjitter compare and gate judge).
 		// that one) is shown without a comparison.
 		if err != nil && cli.FlagSet(fs, "ref") {
 			return cli.Usagef("%v", err)
+		}
+		if err == nil && *ref == report.DefaultReference {
+			d.Answers = advise.Answers(last, d.Manifest, advise.Options{LimitOf: memLimit.Limit})
 		}
 	}
 	cache := &results.Cache{KeepSteps: *format == "html"} // each stream read once

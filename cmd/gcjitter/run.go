@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gcjitter/gcjitter/advise"
 	"io"
 	"time"
 
@@ -43,7 +44,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		// The page also puts the policies side by side, each against the
 		// default variant where a case has one (as gcjitter report DIR).
 		page := *d
-		_ = report.CompareVariants(&page, dir, report.DefaultReference, results.CompareOptions{})
+		if report.CompareVariants(&page, dir, report.DefaultReference, results.CompareOptions{}) == nil {
+			page.Answers = advise.Answers(dir, m, advise.Options{LimitOf: memLimit.Limit})
+		}
 		if _, err := report.WriteFiles(dir, "report", &page, "html"); err != nil {
 			fmt.Fprintf(stderr, "gcjitter run: writing report.html: %v\n", err)
 		}

@@ -21,7 +21,13 @@
     for (var g = 0; g < 3; g++) if (bits & (1 << g)) out.push(g);
     return out.length ? "gen-" + out.join("+") : "";
   }
-  function chartWidth(el) { return Math.max(420, (el.clientWidth || 1100) - 8); }
+  // A chart fills its box; in a .pair (the timeline beside memory, its
+  // price) each takes half where the page is wide enough for both.
+  function chartWidth(el) {
+    var w = el.clientWidth || 1100;
+    if (el.classList && el.classList.contains("pair") && w >= 2 * 440 + 8) return Math.floor((w - 8) / 2) - 4;
+    return Math.max(420, w - 8);
+  }
   // A points-only series: GC markers.
   function markerSeries(label, color, size) {
     return { label: label, stroke: color, fill: color, width: 0, paths: function () { return null; },
@@ -287,13 +293,14 @@
     if (!box) return;
     var made = { tails: tails(box, g), ecdf: ecdf(box, g), hist: hist(box, g) };
     if (g.x && g.x.length) {
-      made.timeline = timeline(box, g);
-      made.memory = memory(box, g);
+      // The timeline reads first, memory, its price, beside it.
+      var pair = document.createElement("div");
+      var hasMemory = g.sides.some(function (s) { return s.runs.some(function (r) { return r.m; }); });
+      pair.className = hasMemory ? "pair" : "";
+      box.insertBefore(pair, box.firstChild);
+      made.timeline = timeline(pair, g);
+      made.memory = memory(pair, g);
     }
-    // The timeline reads first, memory, its price, next.
-    var t = box.querySelector("figure.timeline"), mem = box.querySelector("figure.memory");
-    if (mem) box.insertBefore(mem, box.firstChild);
-    if (t) box.insertBefore(t, box.firstChild);
     charts[g.id] = made;
   });
   // Milliseconds from navigation to charts drawn and listening: what the
