@@ -307,7 +307,7 @@ func (t *ImportedTrace) notes(unassigned int) {
 	case t.Source == sourceNPU:
 		t.Notes = append(t.Notes, "the trace has no GC events: torch_npu records them when experimental_config sets gc_detect_threshold")
 	default:
-		t.Notes = append(t.Notes, "the trace has no GC events: torch.profiler records them from torch 2.9 on, with _ExperimentalConfig(record_python_gc_info=True)")
+		t.Notes = append(t.Notes, "the trace has no GC events: torch.profiler records them from torch 2.9 on, with experimental_config=_ExperimentalConfig(record_python_gc_info=True) and with_stack=True (the option alone records nothing)")
 	}
 	if t.Outside > 0 {
 		t.Notes = append(t.Notes, fmt.Sprintf("%d collections of %s started before its first step or after its last: in no step, left out", t.Outside, base))

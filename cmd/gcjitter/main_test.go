@@ -47,6 +47,29 @@ func TestSerialScripts(t *testing.T) {
 	})
 }
 
+// TestStackScripts runs testdata/stack/*.txtar on the framework stack
+// (scripts/stack.sh frameworks: torch 2.15, transformers, lightning), named
+// by GCJITTER_STACK_PYTHON: make matrix-stack sets it; make test does not
+// (a 5.6 GB venv), and skips.
+func TestStackScripts(t *testing.T) {
+	py := os.Getenv("GCJITTER_STACK_PYTHON")
+	if py == "" {
+		t.Skip("GCJITTER_STACK_PYTHON is unset: make matrix-stack makes the stack and runs these")
+	}
+	p := scriptParams(t, "testdata/stack")
+	setup := p.Setup
+	p.Setup = func(env *testscript.Env) error {
+		env.Setenv("STACK_PYTHON", py)
+		frameworks, err := filepath.Abs("../../bench/frameworks")
+		if err != nil {
+			return err
+		}
+		env.Setenv("FRAMEWORKS", frameworks)
+		return setup(env)
+	}
+	testscript.Run(t, p)
+}
+
 func scriptParams(t *testing.T, dir string) testscript.Params {
 	py := testpython.Torch(t)
 	scripts, err := filepath.Abs("../../scripts")

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# stack.sh STACK: makes (once) a venv with torch from PyPI for one of the
+# stacks gcjitter is tested on, and prints its python's path on stdout;
+# what it did, how long it took and the venv's size go to stderr.
+#
+#   torch2.15-py3.11   the newest torch on CPython 3.11 (pyenv)
+#   torch2.5-py3.11    an older 2.x, the old side of upgrade gates
+#   torch2.15-py3.12   the newest torch on CPython 3.12
+#   torch2.15-py3.13   the newest torch on CPython 3.13 (gen-0 threshold 2000)
+#   frameworks         torch2.15-py3.11 plus transformers (with accelerate) and lightning
+#
+# Debian's torch 1.13 on /usr/bin/python3 (scripts/setup.sh) stays the
+# oldest supported stack and the default (README, "Stacks").
+#
+# Venvs live in $GCJITTER_STACKS (default ~/.cache/gcjitter/stacks) and
+# wheels in pip's cache ($PIP_CACHE_DIR, default ~/.cache/gcjitter/wheels),
+# so a second make of a stack on the same machine downloads nothing. The
+# PyPI torch for Linux x86_64 is a CUDA build of several GB; it runs on the
+# CPU.
+set -euo pipefail
+stack=${1:?usage: stack.sh torch2.15-py3.11|torch2.5-py3.11|torch2.15-py3.12|torch2.15-py3.13|frameworks}
+root=${GCJITTER_STACKS:-$HOME/.cache/gcjitter/stacks}
+export PIP_CACHE_DIR=${PIP_CACHE_DIR:-$HOME/.cache/gcjitter/wheels}
+say() { echo "stack.sh: $*" >&2; }
+
+case $stack in
+  torch2.15-py3.11) py=3.11; pkgs=(torch==2.15.0) ;;
+  torch2.5-py3.11) py=3.11; pkgs=(torch==2.5.1) ;;
+  torch2.15-py3.12) py=3.12; pkgs=(torch==2.15.0) ;;
+  torch2.15-py3.13) py=3.13; pkgs=(torch==2.15.0) ;;
+  frameworks) py=3.11; pkgs=(torch==2.15.0 "transformers[torch]" lightning) ;;
+  *) say "unknown stack $stack"; exit 2 ;;
+esac
+# numpy: torch's tensors from and to arrays, which the worker's emulated
+# device and the frameworks use.
+pkgs+=(numpy)
+
+venv=$root/$stack
+if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import torch' >/dev/null 2>&1; then
+  echo "$venv/bin/python"
+  exit 0
+fi
+
+base=""
+if command -v pyenv >/dev/null 2>&1; then
+  v=$(pyenv versions --bare 2>/dev/null | grep -E "^${py//./\\.}\.[0-9]+$" | sort -V | tail -1 || true)
+  [ -n "$v" ] && base=$(pyenv root)/versions/$v/bin/python3
+fi
+[ -n "$base" ] || base=$(command -v "python$py" 2>/dev/null || true)
+if [ -z "$base" ]; then
+  say "no CPython $py found (pyenv install $py, or your distribution's python$py)"
+  exit 3
+fi
+
+start=$(date +%s)
+mkdir -p "$root"
+rm -rf "$venv.tmp"
+"$base" -m venv "$venv.tmp"
+"$venv.tmp/bin/python" -m pip install -q --upgrade pip >&2
+"$venv.tmp/bin/python" -m pip install -q "${pkgs[@]}" >&2
+# A venv's scripts name its directory: made in .tmp, it is moved whole
+# only when complete, and its paths rewritten.
+grep -rlI --null "$venv.tmp" "$venv.tmp/bin" | xargs -0 -r sed -i "s#$venv.tmp#$venv#g"
+rm -rf "$venv"
+mv "$venv.tmp" "$venv"
+took=$(( $(date +%s) - start ))
+size=$(du -sh "$venv" | cut -f1)
+say "$stack: $("$venv/bin/python" -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__)') in $venv ($size, ${took}s)"
+echo "$venv/bin/python"
