@@ -548,8 +548,11 @@ class EmulatedDeviceTest(unittest.TestCase):
             in_step = [e for e in r["gc"] if e["in_step"]]
             self.assertEqual(r["dev_lead_gc"] >= 0, bool(in_step), r)
         # Its process is gone with the run: no orphan emulator.
-        out = subprocess.run(["pgrep", "-f", "--serve-device"], stdout=subprocess.PIPE).stdout
-        self.assertEqual(out.strip(), b"", "a device process outlived its worker")
+        # "--": without it pgrep takes --serve-device as its own option,
+        # exits 2 and prints nothing, and the check could never fail.
+        done = subprocess.run(["pgrep", "-f", "--", "--serve-device"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.assertIn(done.returncode, (0, 1), done.stderr)
+        self.assertEqual(done.stdout.strip(), b"", "a device process outlived its worker")
 
     def test_schedule_is_deterministic(self):
         argv = GARBAGE_RUN + self.EMU + ["--emu-syncs", "2"]

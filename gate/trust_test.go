@@ -97,8 +97,11 @@ func TestContaminatedBaselineNamed(t *testing.T) {
 			t.Errorf("note lacks %q:\n%s", want, notes[0])
 		}
 	}
-	if pw := p.PlanPower(); pw.Refused != nil && strings.Contains(pw.Refused.Error(), "-runs more than") {
-		t.Errorf("refused with advice to run more: %v", pw.Refused)
+	switch pw := p.PlanPower(); {
+	case pw.Refused == nil:
+		t.Errorf("a contaminated baseline's gate was not refused")
+	case strings.Contains(pw.Refused.Error(), "-runs more than") || !strings.Contains(pw.Refused.Error(), "contaminated"):
+		t.Errorf("refused without naming the contamination, or with advice to run more: %v", pw.Refused)
 	}
 	clean := plan(t, baseline(t, "test-cpu", nil), fixtureCase(t))
 	if notes := clean.Contamination(); len(notes) != 0 {

@@ -22,8 +22,9 @@ type Finding struct {
 	// located to within a night or two.
 	EnvChanges []string
 	Near       []string
-	// Regression: the metric got worse (every metric is better lower) by
-	// more than its floor, and the interval excludes no change.
+	// Regression: the metric got worse (higher, or lower for a metric
+	// better higher: stats.Metric.HigherBetter) by more than its floor,
+	// and the interval excludes no change.
 	Regression, Improvement bool
 }
 
@@ -64,12 +65,16 @@ func Detect(series []*Series, o DetectOptions) []Finding {
 				}
 			}
 			floor := o.Floors[se.Key.Metric]
+			up, down := &f.Regression, &f.Improvement
+			if m, ok := stats.MetricByName(se.Key.Metric); ok && m.HigherBetter {
+				up, down = down, up // device-util falling is the regression
+			}
 			switch {
 			case math.IsNaN(cp.Size):
 			case cp.Size > floor && cp.Lo > 0:
-				f.Regression = true
+				*up = true
 			case cp.Size < -floor && cp.Hi < 0:
-				f.Improvement = true
+				*down = true
 			}
 			out = append(out, f)
 		}

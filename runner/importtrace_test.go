@@ -100,8 +100,11 @@ func TestImportCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(runs) != 1 || runs[0].Summary.Steps != len(want.Processes[0].StepsUS) || runs[0].Run.Ranks != len(want.Processes) {
-				t.Errorf("%d runs, the first of %d steps and %d ranks; want 1 run of %d steps and %d ranks", len(runs),
+			if len(runs) != 1 {
+				t.Fatalf("%d runs, want 1", len(runs))
+			}
+			if runs[0].Summary.Steps != len(want.Processes[0].StepsUS) || runs[0].Run.Ranks != len(want.Processes) {
+				t.Errorf("a run of %d steps and %d ranks; want %d steps and %d ranks",
 					runs[0].Summary.Steps, runs[0].Run.Ranks, len(want.Processes[0].StepsUS), len(want.Processes))
 			}
 		})
