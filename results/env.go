@@ -27,6 +27,19 @@ type Env struct {
 	// allocations are part of the schedule, so a new worker is a new
 	// environment, not a regression.
 	Worker string `json:"worker,omitempty"`
+	// GCThresholds are the collector's thresholds once the policy was
+	// applied ("700,10,10"): CPython 3.13 raised gen-0's to 2000, which
+	// moves every schedule. Changes names a change only where both sides
+	// recorded them (baselines made before they were kept did not).
+	GCThresholds string `json:"gc_thresholds,omitempty"`
+}
+
+func thresholdsOf(t []int) string {
+	parts := make([]string, len(t))
+	for i, x := range t {
+		parts[i] = fmt.Sprint(x)
+	}
+	return strings.Join(parts, ",")
 }
 
 // EnvOf is the environment a worker's meta record describes, with the
@@ -34,21 +47,21 @@ type Env struct {
 func EnvOf(m *bench.Meta, worker string) Env {
 	return Env{Python: m.Python.Version, Build: m.Python.Build, FreeThreaded: m.Python.FreeThreaded,
 		Torch: m.Torch, TorchNPU: m.TorchNPU, CUDA: m.CUDA, CANN: m.CANN,
-		Device: m.Device.Kind, DevName: m.Device.Name, Worker: workerName(worker)}
+		Device: m.Device.Kind, DevName: m.Device.Name, Worker: workerName(worker), GCThresholds: thresholdsOf(m.GC.Thresholds)}
 }
 
 // RunMetaOf is what the manifest keeps of a run's meta record.
 func RunMetaOf(m *bench.Meta) *RunMeta {
 	return &RunMeta{Python: m.Python.Version, Build: m.Python.Build, FreeThreaded: m.Python.FreeThreaded,
 		Torch: m.Torch, TorchNPU: m.TorchNPU, CUDA: m.CUDA, CANN: m.CANN, Device: m.Device.Kind,
-		DevName: m.Device.Name, Threads: m.Threads, Notes: m.Notes}
+		DevName: m.Device.Name, Threads: m.Threads, Notes: m.Notes, GCThresholds: thresholdsOf(m.GC.Thresholds)}
 }
 
 // Env is the environment a run recorded, with the worker program of its
 // results directory.
 func (r *RunMeta) Env(worker string) Env {
 	return Env{Python: r.Python, Build: r.Build, FreeThreaded: r.FreeThreaded, Torch: r.Torch, TorchNPU: r.TorchNPU,
-		CUDA: r.CUDA, CANN: r.CANN, Device: r.Device, DevName: r.DevName, Worker: workerName(worker)}
+		CUDA: r.CUDA, CANN: r.CANN, Device: r.Device, DevName: r.DevName, Worker: workerName(worker), GCThresholds: r.GCThresholds}
 }
 
 func workerName(path string) string {
@@ -86,6 +99,9 @@ func (e Env) Changes(new Env) []string {
 		if f.a != f.b {
 			out = append(out, fmt.Sprintf("%s %s -> %s", f.name, orNone(f.a), orNone(f.b)))
 		}
+	}
+	if e.GCThresholds != "" && new.GCThresholds != "" && e.GCThresholds != new.GCThresholds {
+		out = append(out, fmt.Sprintf("gc thresholds %s -> %s", e.GCThresholds, new.GCThresholds))
 	}
 	return out
 }

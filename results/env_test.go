@@ -28,3 +28,22 @@ func TestOneEnvironment(t *testing.T) {
 		t.Errorf("key %q lacks the build or the worker", k)
 	}
 }
+
+// TestEnvNamesTheThresholds: CPython 3.13's gen-0 threshold of 2000 is an
+// environment change, named; a side that did not record its thresholds (a
+// baseline made before they were kept) changes nothing.
+func TestEnvNamesTheThresholds(t *testing.T) {
+	old := Env{Python: "3.11.7", Device: "cpu", GCThresholds: "700,10,10"}
+	new := Env{Python: "3.13.0", Device: "cpu", GCThresholds: "2000,10,10"}
+	got := strings.Join(old.Changes(new), "; ")
+	if got != "python 3.11.7 -> 3.13.0; gc thresholds 700,10,10 -> 2000,10,10" {
+		t.Errorf("changes %q", got)
+	}
+	unknown := Env{Python: "3.11.7", Device: "cpu"}
+	if ch := unknown.Changes(Env{Python: "3.11.7", Device: "cpu", GCThresholds: "700,10,10"}); len(ch) != 0 {
+		t.Errorf("an unrecorded side changed the environment: %q", ch)
+	}
+	if got := EnvOf(&bench.Meta{GC: bench.GCState{Thresholds: []int{2000, 10, 10}}}, "").GCThresholds; got != "2000,10,10" {
+		t.Errorf("EnvOf thresholds %q", got)
+	}
+}

@@ -315,6 +315,13 @@ func (d *Data) AgainstVariant(ref string) ([2]*Data, []string, error) {
 		}
 		out[0].copyBench(b, d, rb)
 		out[1].copyBench(b, d, b)
+		// Policies set their own thresholds: between variants of one
+		// run that is the policy, not the environment.
+		for _, side := range out {
+			e := side.Env[b]
+			e.GCThresholds = ""
+			side.Env[b] = e
+		}
 	}
 	if len(out[1].Benches) == 0 {
 		return out, notes, fmt.Errorf("%s: no case has variant %q and another variant to compare with it (-ref names the reference variant)", d.Path, ref)

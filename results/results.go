@@ -180,6 +180,8 @@ type RunMeta struct {
 	Threads      int    `json:"threads"`
 	// Notes are the worker's remarks, e.g. a policy not applicable here.
 	Notes []string `json:"notes,omitempty"`
+	// GCThresholds: Env.GCThresholds.
+	GCThresholds string `json:"gc_thresholds,omitempty"`
 }
 
 // WriteManifest writes m to dir atomically.
