@@ -20,7 +20,7 @@ type Options struct {
 	// LimitOf gives the memory limit.
 	Constraints
 	// LimitOf is the memory limit that applies to results from a host,
-	// and where it came from (cli.MemLimitFlag.Limit: -mem-limit, else the
+	// and where it came from (results.MemLimitFlag.Limit: -mem-limit, else the
 	// host's recorded limit); nil: the host's. The smallest over the
 	// results' hosts applies.
 	LimitOf func(results.Host) (int64, string)

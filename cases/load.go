@@ -13,6 +13,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/gcjitter/gcjitter/internal/cli"
 	"github.com/gcjitter/gcjitter/internal/fileerr"
 )
 
@@ -29,6 +30,8 @@ func (es Errors) Error() string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+func (es Errors) ExitCode() int { return cli.Usage }
 
 // Parse reads and validates one case file. source names it in errors. The
 // error, when not nil, is Errors.

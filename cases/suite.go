@@ -9,6 +9,8 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/gcjitter/gcjitter/internal/cli"
 )
 
 //go:embed builtin/*.yaml
@@ -65,6 +67,8 @@ func (e *NotFoundError) Error() string {
 	}
 	return fmt.Sprintf("%q is neither a built-in case nor a case file (see gcjitter cases list)", e.Arg)
 }
+
+func (e *NotFoundError) ExitCode() int { return cli.Usage }
 
 // closest is the built-in name nearest to arg by edit distance, when it is
 // near enough to be a typo (or arg is a prefix of exactly one name).

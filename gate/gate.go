@@ -20,6 +20,7 @@ import (
 	"github.com/gcjitter/gcjitter/golden"
 	"github.com/gcjitter/gcjitter/history"
 	"github.com/gcjitter/gcjitter/internal/atomicfile"
+	"github.com/gcjitter/gcjitter/internal/cli"
 	"github.com/gcjitter/gcjitter/report"
 	"github.com/gcjitter/gcjitter/results"
 	"github.com/gcjitter/gcjitter/stats"
@@ -89,12 +90,14 @@ type MissingError struct {
 }
 
 func (e *MissingError) Error() string { return strings.Join(e.Lines, "\n") }
+func (e *MissingError) ExitCode() int { return cli.Usage }
 
 // PlanError is a baseline that cannot be gated against as it is (bad
 // input, exit 2): unreadable, moved, of another device kind.
 type PlanError struct{ Msg string }
 
 func (e *PlanError) Error() string { return e.Msg }
+func (e *PlanError) ExitCode() int { return cli.Usage }
 
 // New reads and validates every case's baseline before anything runs and
 // sets each case's size to its baseline's unless a flag fixed it.

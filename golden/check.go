@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gcjitter/gcjitter/internal/cli"
 	"github.com/gcjitter/gcjitter/results"
 	"github.com/gcjitter/gcjitter/stats"
 )
@@ -73,6 +74,7 @@ func (r *Result) CensusFailed() bool {
 type MismatchError struct{ Msg string }
 
 func (e *MismatchError) Error() string { return e.Msg }
+func (e *MismatchError) ExitCode() int { return cli.Usage }
 
 // SizeMismatch is the error of runs of another length than the baseline's
 // (what names them: "these runs", "the planned runs"), nil when they match:

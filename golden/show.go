@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gcjitter/gcjitter/internal/cli"
 	"github.com/gcjitter/gcjitter/results"
 	"github.com/gcjitter/gcjitter/stats"
 )
@@ -241,3 +242,4 @@ type UpdateError struct{ Err error }
 
 func (e *UpdateError) Error() string { return e.Err.Error() }
 func (e *UpdateError) Unwrap() error { return e.Err }
+func (e *UpdateError) ExitCode() int { return cli.Usage }

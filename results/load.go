@@ -13,6 +13,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchunit"
 
+	"github.com/gcjitter/gcjitter/internal/cli"
 	"github.com/gcjitter/gcjitter/stats"
 )
 
@@ -54,6 +55,8 @@ func (e *InputError) Error() string {
 	}
 	return s
 }
+
+func (e *InputError) ExitCode() int { return cli.Usage }
 
 func newData(path string) *Data {
 	return &Data{Path: path, Values: map[string]map[string][]float64{}, Units: map[string][]string{},

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gcjitter/gcjitter/cases"
+	"github.com/gcjitter/gcjitter/internal/cli"
 	"github.com/gcjitter/gcjitter/results"
 )
 
@@ -34,17 +35,18 @@ type Launch struct {
 	Log io.Writer
 }
 
-// Errors of a launch that the command maps to exit codes: usage (bad
-// input) and interrupted; the rest are infrastructure failures.
+// Errors of a launch that carry exit codes: usage (bad input) and
+// interrupted; the rest are infrastructure failures.
 var (
 	// ErrInterrupted: ctx ended; completed runs are kept.
-	ErrInterrupted = errors.New("interrupted")
+	ErrInterrupted error = &cli.Error{Code: cli.Interrupted, Err: errors.New("interrupted")}
 )
 
 // UsageError is a launch that cannot start as asked (bad input).
 type UsageError struct{ Msg string }
 
 func (e *UsageError) Error() string { return e.Msg }
+func (e *UsageError) ExitCode() int { return cli.Usage }
 
 // FailedRunsError says that some runs failed; the others are kept. Its
 // details were logged run by run.

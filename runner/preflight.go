@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gcjitter/gcjitter/bench"
+	"github.com/gcjitter/gcjitter/internal/cli"
 )
 
 // preflightTimeout bounds one pre-flight: an interpreter start and a torch
@@ -28,6 +29,13 @@ type PreflightError struct {
 }
 
 func (e *PreflightError) Error() string { return e.Msg }
+
+func (e *PreflightError) ExitCode() int {
+	if e.Usage {
+		return cli.Usage
+	}
+	return cli.Infra
+}
 
 // preflight runs the worker once with --preflight per distinct interpreter,
 // device and environment of the plan: the arguments are validated, torch

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gcjitter/gcjitter/bench"
 	"github.com/gcjitter/gcjitter/cases"
+	"github.com/gcjitter/gcjitter/internal/cli"
 	"github.com/gcjitter/gcjitter/results"
 	"github.com/gcjitter/gcjitter/stats"
 )
@@ -45,8 +46,9 @@ type Session struct {
 	Census bool
 }
 
-// ErrResultsExist is returned when the results directory already holds a run.
-var ErrResultsExist = errors.New("already holds results")
+// ErrResultsExist is returned when the results directory already holds a
+// run: bad input (pass a new -o).
+var ErrResultsExist error = &cli.Error{Code: cli.Usage, Err: errors.New("already holds results")}
 
 // LockedError is returned when another gcjitter is writing the directory.
 type LockedError struct{ Dir string }
@@ -54,6 +56,8 @@ type LockedError struct{ Dir string }
 func (e *LockedError) Error() string {
 	return fmt.Sprintf("%s is being written by another gcjitter process; wait for it or pass another -o", e.Dir)
 }
+
+func (e *LockedError) ExitCode() int { return cli.Usage }
 
 // Execute runs the plan, writing every record, the manifest and the benchfmt
 // file as it goes. A run that fails is recorded as failed and the others go

@@ -25,8 +25,8 @@ const (
 func cmdAdvise(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, f := measuringFlags("gcjitter advise", stderr)
 	duration := fs.Duration("duration", advise.DefaultDuration, "the job's length, e.g. 8h: memory must last it")
-	var limit cli.MemLimitFlag
-	fs.Var(&limit, "mem-limit", cli.MemLimitUsage)
+	var limit results.MemLimitFlag
+	fs.Var(&limit, "mem-limit", results.MemLimitUsage)
 	format := fs.String("format", "text", "output `format`: text or json")
 	caseName := fs.String("case", "", "the `case` to advise on when the results hold several")
 	runCase := fs.String("run", "", "gather the evidence: run this `case` (a built-in name or a case file) with its policies interleaved, adding rounds until the recommendation is settled or -budget ends (default size: 4 runs of 800 steps)")

@@ -26,8 +26,8 @@ func cmdReport(_ context.Context, args []string, stdout, stderr io.Writer) error
 	format := report.FormatFlag(fs, "", "output `format`: text, markdown, json, junit or html (default: text on standard output, else by the -o file's extension, else html)")
 	out := fs.String("o", "", "write to this file (default: standard output)")
 	ref := fs.String("ref", report.DefaultReference, "one results directory: compare every variant of a case with this variant (none: no comparison)")
-	var memLimit cli.MemLimitFlag
-	fs.Var(&memLimit, "mem-limit", cli.MemLimitUsage)
+	var memLimit results.MemLimitFlag
+	fs.Var(&memLimit, "mem-limit", results.MemLimitUsage)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: gcjitter report [-format F] [-o FILE] [-mem-limit SIZE] RESULTS [NEW]
 

@@ -19,8 +19,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs, f := measuringFlags("gcjitter run", stderr)
 	check := fs.Bool("check", false, "evaluate the cases' expect: assertions; exit 1 when one fails")
 	format := report.MeasuringFormatFlag(fs)
-	var memLimit cli.MemLimitFlag
-	fs.Var(&memLimit, "mem-limit", cli.MemLimitUsage)
+	var memLimit results.MemLimitFlag
+	fs.Var(&memLimit, "mem-limit", results.MemLimitUsage)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "usage: gcjitter run [flags] [case|file ...]\n\nRuns cases (default: the quick suite) and writes a results directory.\n\n")
 		fs.PrintDefaults()

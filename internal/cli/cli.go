@@ -1,6 +1,8 @@
 // Package cli is what gcjitter's commands share beyond their flags: the
 // exit codes of DESIGN.md's contract, errors that carry them, and Code, the
-// one place an error becomes an exit status.
+// one place an error becomes an exit status. It imports no package of the
+// module: the errors of the packages below the command name their own codes
+// (ExitCoder), so every package may use these constants.
 package cli
 
 import (
@@ -10,12 +12,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-
-	"github.com/gcjitter/gcjitter/cases"
-	"github.com/gcjitter/gcjitter/gate"
-	"github.com/gcjitter/gcjitter/golden"
-	"github.com/gcjitter/gcjitter/results"
-	"github.com/gcjitter/gcjitter/runner"
 )
 
 // Exit codes (contract, see DESIGN.md).
@@ -58,6 +54,13 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+func (e *Error) ExitCode() int { return e.Code }
+
+// ExitCoder is an error that knows its exit code: the package that defines
+// an error says what it means (bad input, interrupted), so Code needs no
+// import of it.
+type ExitCoder interface{ ExitCode() int }
+
 // Usagef is bad usage or bad input (exit 2).
 func Usagef(format string, args ...any) error {
 	return &Error{Code: Usage, Err: fmt.Errorf(format, args...)}
@@ -84,33 +87,17 @@ func (e *SubcommandError) Error() string { return e.Err.Error() }
 func (e *SubcommandError) Unwrap() error { return e.Err }
 
 // Code is the one place errors become exit codes (DESIGN.md's
-// contract): bad usage or input 2, interrupted 130, infrastructure 3.
+// contract): the outermost ExitCoder of err's chain says it, a cancelled
+// context is an interrupt (130), and the rest are infrastructure (3).
 func Code(err error) int {
-	var (
-		ee      *Error
-		input   *results.InputError
-		caseErr *cases.Error
-		caseErs cases.Errors
-		notCase *cases.NotFoundError
-		mis     *golden.MismatchError
-		upd     *golden.UpdateError
-		plan    *gate.PlanError
-		missing *gate.MissingError
-		locked  *runner.LockedError
-		launch  *runner.UsageError
-		pre     *runner.PreflightError
-	)
+	var coded ExitCoder
 	switch {
 	case err == nil:
 		return OK
-	case errors.As(err, &ee):
-		return ee.Code
-	case errors.Is(err, runner.ErrInterrupted), errors.Is(err, context.Canceled):
+	case errors.As(err, &coded):
+		return coded.ExitCode()
+	case errors.Is(err, context.Canceled):
 		return Interrupted
-	case errors.As(err, &input), errors.As(err, &caseErr), errors.As(err, &caseErs), errors.As(err, &notCase), errors.As(err, &mis), errors.As(err, &upd),
-		errors.As(err, &plan), errors.As(err, &missing), errors.As(err, &locked), errors.As(err, &launch),
-		errors.Is(err, runner.ErrResultsExist), errors.As(err, &pre) && pre.Usage:
-		return Usage
 	}
 	return Infra
 }

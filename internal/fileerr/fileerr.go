@@ -3,7 +3,11 @@
 // editors and CI logs can jump to it.
 package fileerr
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/gcjitter/gcjitter/internal/cli"
+)
 
 // Error is a problem at a line of a file (Line 0: the file as a whole).
 type Error struct {
@@ -18,3 +22,6 @@ func (e *Error) Error() string {
 	}
 	return fmt.Sprintf("%s: %s", e.File, e.Msg)
 }
+
+// ExitCode: a user's file is bad input.
+func (e *Error) ExitCode() int { return cli.Usage }

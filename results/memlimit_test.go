@@ -1,11 +1,9 @@
-package cli
+package results
 
 import (
 	"flag"
 	"io"
 	"testing"
-
-	"github.com/gcjitter/gcjitter/results"
 )
 
 func TestMemLimitFlag(t *testing.T) {
@@ -24,7 +22,7 @@ func TestMemLimitFlag(t *testing.T) {
 			t.Errorf("-mem-limit %q accepted as %d bytes", in, f.Bytes)
 		}
 	}
-	h := results.Host{MemLimit: 8 << 30, MemLimitFrom: "MemTotal"}
+	h := Host{MemLimit: 8 << 30, MemLimitFrom: "MemTotal"}
 	var f MemLimitFlag
 	if b, from := f.Limit(h); b != 8<<30 || from != "MemTotal" {
 		t.Errorf("unset flag: %d from %q, want the host's", b, from)

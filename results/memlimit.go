@@ -1,4 +1,4 @@
-package cli
+package results
 
 import (
 	"errors"
@@ -7,14 +7,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gcjitter/gcjitter/results"
 	"github.com/gcjitter/gcjitter/stats"
 )
 
 // MemLimitFlag is -mem-limit SIZE, the memory a job may use, against which
 // time to the limit is reckoned; left out, the limit the host probe
-// recorded in the results (results.Host.MemLimit). Every command that
-// takes it registers this type, so SIZE reads the same everywhere.
+// recorded in the results (Host.MemLimit), beside which it lives. Every
+// command that takes it registers this type, so SIZE reads the same
+// everywhere.
 type MemLimitFlag struct {
 	Bytes int64 // 0: not set
 }
@@ -40,7 +40,7 @@ func (f *MemLimitFlag) Set(s string) error {
 
 // Limit is the limit that applies to results from host h: the flag's, else
 // the host's, with where it came from; 0 when neither is known.
-func (f *MemLimitFlag) Limit(h results.Host) (bytes int64, from string) {
+func (f *MemLimitFlag) Limit(h Host) (bytes int64, from string) {
 	if f != nil && f.Bytes > 0 {
 		return f.Bytes, "-mem-limit"
 	}
