@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gcjitter/gcjitter/cases"
 	"github.com/gcjitter/gcjitter/results"
-	"github.com/gcjitter/gcjitter/runner"
 	"github.com/gcjitter/gcjitter/stats"
 )
 
@@ -79,7 +79,7 @@ func FromResults(dirs []string, opt Options) (*Advice, error) {
 	}
 	ref := "default"
 	if _, ok := variants[ref]; !ok {
-		ref = runner.TraceVariant
+		ref = cases.TraceVariant
 	}
 	if _, ok := variants[ref]; !ok {
 		return nil, bad("%s: case %s has no variant default (nor a traced run) to judge the other policies against; its variants: %s", strings.Join(dirs, ", "), caseName, strings.Join(slices.Sorted(maps.Keys(variants)), ", "))

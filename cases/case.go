@@ -136,6 +136,19 @@ type Variant struct {
 	Side, Of string `yaml:"-"`
 }
 
+// The variants of runs no case file designed, which gcjitter names itself:
+// a job traced without -policy (it ran with the GC settings it chose, the
+// interpreter's default unless the script changes them; traced with
+// -policy P, its variant is P), and a profiler trace imported.
+const (
+	TraceVariant  = "traced"
+	ImportVariant = "imported"
+)
+
+// Observed reports whether variant is the job itself as it ran (traced or
+// imported), not a variant a case made.
+func Observed(variant string) bool { return variant == TraceVariant || variant == ImportVariant }
+
 // Timeouts bound each run: until its first record, between two records, and
 // in all.
 type Timeouts struct {

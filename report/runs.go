@@ -7,8 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/gcjitter/gcjitter/cases"
 	"github.com/gcjitter/gcjitter/results"
-	"github.com/gcjitter/gcjitter/runner"
 	"github.com/gcjitter/gcjitter/stats"
 )
 
@@ -119,7 +119,7 @@ func summarizeRuns(vs *VariantSummary, sums []*stats.RunSummary) {
 		share := float64(inGC) / float64(spikes)
 		vs.SpikesInGC = &share
 	}
-	if vs.Variant == runner.TraceVariant || vs.Variant == runner.ImportVariant {
+	if cases.Observed(vs.Variant) {
 		var tail stats.TailGC
 		for _, s := range sums {
 			if s.Tail == nil { // summarised before tails were

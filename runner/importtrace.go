@@ -16,13 +16,10 @@ import (
 	"strings"
 
 	"github.com/gcjitter/gcjitter/bench"
+	"github.com/gcjitter/gcjitter/cases"
 	"github.com/gcjitter/gcjitter/results"
 	"github.com/gcjitter/gcjitter/stats"
 )
-
-// ImportVariant is the variant name of a run imported from a profiler
-// trace.
-const ImportVariant = "imported"
 
 // ImportWarmup is the warm-up an import marks by default: none, because a
 // profiler's schedule already keeps its wait and warm-up steps out of the
@@ -544,7 +541,7 @@ func (t *ImportedTrace) Stream(p *TraceProcess, rank, world, warmup int, notes [
 	enc := json.NewEncoder(&b)
 	enc.Encode(map[string]any{"type": "meta", "schema": bench.SchemaVersion, "python": map[string]any{},
 		"device": map[string]any{"kind": "unknown"}, "gc": map[string]any{"thresholds": []int{}},
-		"policy": ImportVariant, "model": ImportVariant, "sizes": map[string]any{}, "garbage": map[string]any{"pattern": ImportVariant},
+		"policy": cases.ImportVariant, "model": cases.ImportVariant, "sizes": map[string]any{}, "garbage": map[string]any{"pattern": cases.ImportVariant},
 		"allocator": map[string]any{}, "rank": rank, "world_size": world, "steps": max(len(p.Steps)-warmup, 0), "warmup": warmup,
 		"recorder": t.Collections > 0, "notes": append(slices.Clone(t.Notes), notes...)})
 	var counts [3]int64
@@ -626,7 +623,7 @@ func ImportTraces(out, caseName string, paths []string, warmup int, rule stats.S
 				}
 				files = append(files, f)
 			}
-			c, err := Collect(stage, caseName, ImportVariant, files, rule, tool, append([]string{"gcjitter", "import"}, paths...))
+			c, err := Collect(stage, caseName, cases.ImportVariant, files, rule, tool, append([]string{"gcjitter", "import"}, paths...))
 			if err != nil {
 				return err
 			}

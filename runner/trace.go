@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gcjitter/gcjitter/bench"
+	"github.com/gcjitter/gcjitter/cases"
 	"github.com/gcjitter/gcjitter/internal/atomicfile"
 	"github.com/gcjitter/gcjitter/results"
 	"github.com/gcjitter/gcjitter/stats"
@@ -35,12 +36,6 @@ const (
 	TraceStepFnEnv = "GCJITTER_TRACE_STEP_FN"
 	TracePolicyEnv = "GCJITTER_TRACE_POLICY"
 )
-
-// TraceVariant is the variant name of a run traced without -policy: the
-// job ran with the GC settings it chose itself (the interpreter's default
-// unless the script changes them). A run traced with -policy P is of
-// variant P.
-const TraceVariant = "traced"
 
 // TraceOptions say what to trace and where the run goes.
 type TraceOptions struct {
@@ -194,7 +189,7 @@ type TraceStatus struct {
 // variantOf is the variant of a run traced under policy ("": none).
 func variantOf(policy string) string {
 	if policy == "" {
-		return TraceVariant
+		return cases.TraceVariant
 	}
 	return policy
 }

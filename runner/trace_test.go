@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gcjitter/gcjitter/bench"
+	"github.com/gcjitter/gcjitter/cases"
 )
 
 // interruptible is a job that marks steps, says when it has 20, and
@@ -166,7 +167,7 @@ func TestTraceCaseNameDefaults(t *testing.T) {
 		{[]string{"torchrun", "--nproc_per_node", "2", "examples/dcgan/main.py"}, "dcgan-main"},
 		{[]string{"python3", "-m", "pkg.train", "-x"}, "train"},
 		{[]string{"python3", "-m", "__main__"}, "__main__"},
-		{[]string{"python3", "-c", "print(1)"}, TraceVariant},
+		{[]string{"python3", "-c", "print(1)"}, cases.TraceVariant},
 	} {
 		got, err := TraceCaseName(out, "", c.command)
 		if err != nil || got != c.want {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gcjitter/gcjitter/cases"
 	"github.com/gcjitter/gcjitter/internal/atomicfile"
 	"github.com/gcjitter/gcjitter/results"
 )
@@ -125,7 +126,7 @@ var entryPointNames = []string{"main", "__main__"}
 func scriptNames(command []string) (stem, parent string) {
 	switch i, module := jobScript(command); {
 	case i < 0:
-		return TraceVariant, ""
+		return cases.TraceVariant, ""
 	case module:
 		parts := strings.Split(command[i], ".")
 		if len(parts) > 1 {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gcjitter/gcjitter/bench"
+	"github.com/gcjitter/gcjitter/cases"
 	"github.com/gcjitter/gcjitter/fit"
 	"github.com/gcjitter/gcjitter/internal/atomicfile"
 	"github.com/gcjitter/gcjitter/internal/cli"
@@ -139,7 +140,7 @@ func tracedStreams(dir, caseName string) (string, []*bench.Stream, error) {
 	}
 	var names []string
 	for _, r := range m.Runs {
-		if (r.Variant == runner.TraceVariant || r.Variant == runner.ImportVariant) && r.Status == results.StatusOK && !contains(names, r.Case) {
+		if cases.Observed(r.Variant) && r.Status == results.StatusOK && !contains(names, r.Case) {
 			names = append(names, r.Case)
 		}
 	}
@@ -153,7 +154,7 @@ func tracedStreams(dir, caseName string) (string, []*bench.Stream, error) {
 	}
 	var streams []*bench.Stream
 	for _, r := range m.Runs {
-		if r.Case != caseName || r.Status != results.StatusOK || (r.Variant != runner.TraceVariant && r.Variant != runner.ImportVariant) {
+		if r.Case != caseName || r.Status != results.StatusOK || !cases.Observed(r.Variant) {
 			continue
 		}
 		for k := range max(r.Ranks, 1) {
