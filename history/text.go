@@ -11,7 +11,6 @@ import (
 	"golang.org/x/perf/benchmath"
 	"golang.org/x/perf/benchunit"
 
-	"github.com/gcjitter/gcjitter/report"
 	"github.com/gcjitter/gcjitter/stats"
 )
 
@@ -22,7 +21,7 @@ func formatMetric(metric string, v float64) string {
 		return fmt.Sprintf("%.4g", v)
 	}
 	v, unit := benchunit.Tidy(v, m.Unit)
-	return report.FormatValue(v, unit)
+	return stats.FormatValue(v, unit)
 }
 
 // nightSummary is a night's runs as benchstat summarises a sample: the

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"golang.org/x/perf/benchunit"
-
 	"github.com/gcjitter/gcjitter/results"
 	"github.com/gcjitter/gcjitter/stats"
 )
@@ -171,7 +169,7 @@ func fmtEst(e stats.Estimate, unit string, exact bool) string {
 	if e.N == 0 || math.IsNaN(e.Center) {
 		return "-"
 	}
-	s := FormatValue(e.Center, unit)
+	s := stats.FormatValue(e.Center, unit)
 	if exact {
 		return s
 	}
@@ -185,19 +183,6 @@ func fmtEst(e stats.Estimate, unit string, exact bool) string {
 		return s
 	}
 	return fmt.Sprintf("%s ±%.0f%%", s, 100*math.Max(e.Center-e.Lo, e.Hi-e.Center)/math.Abs(e.Center))
-}
-
-// FormatValue prints a value in its unit, scaled the way benchstat does
-// (40.1ms, 1.2k); fractions as percentages.
-func FormatValue(v float64, unit string) string {
-	if unit == "gc-share" {
-		return fmt.Sprintf("%.2f%%", 100*v)
-	}
-	s := benchunit.Scale(v, benchunit.ClassOf(unit))
-	if strings.Contains(unit, "sec") {
-		s += "s"
-	}
-	return s
 }
 
 func fmtChange(r *stats.Row) string {

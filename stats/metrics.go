@@ -3,6 +3,9 @@ package stats
 import (
 	"fmt"
 	"math"
+	"strings"
+
+	"golang.org/x/perf/benchunit"
 )
 
 // A Metric is one per-run quantity that comparisons and gates judge. Its
@@ -297,6 +300,20 @@ func MetricPairs(bench string, old, new []RunSummary) []Pair {
 	}
 	MarkPrimary(pairs, nil)
 	return pairs
+}
+
+// FormatValue prints a value in its unit (a Metric's, as benchunit tidies
+// it), scaled the way benchstat does (40.1ms, 1.2k); fractions as
+// percentages.
+func FormatValue(v float64, unit string) string {
+	if unit == "gc-share" {
+		return fmt.Sprintf("%.2f%%", 100*v)
+	}
+	s := benchunit.Scale(v, benchunit.ClassOf(unit))
+	if strings.Contains(unit, "sec") {
+		s += "s"
+	}
+	return s
 }
 
 // MS prints a time in nanoseconds as milliseconds ("41.813 ms"): the one
