@@ -112,8 +112,8 @@ type EmulatedDevice struct {
 }
 
 // MaxEmulatedKernels is the most kernels per step the emulated device
-// takes (worker.py's EMU_MAX_KERNELS: its per-step answer must fit one
-// atomic pipe write).
+// takes: worker.py's EMU_MAX_KERNELS, which sizes its preallocated
+// per-step answer (a busy span and an end per kernel).
 const MaxEmulatedKernels = 256
 
 // Validate checks e as the worker would, naming the bad key.

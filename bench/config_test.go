@@ -105,10 +105,16 @@ func TestMetaReadsKnobs(t *testing.T) {
 	}
 }
 
-// The runner reads the worker's exit status for bad input by this
-// constant: it must be the worker's own.
-func TestExitUsageIsTheWorkers(t *testing.T) {
-	if want := fmt.Sprintf("\nEXIT_USAGE = %d\n", bench.ExitUsage); !strings.Contains(string(bench.WorkerSource), want) {
-		t.Errorf("worker.py does not say %q", strings.TrimSpace(want))
+// Constants the Go side holds for the worker must be the worker's own:
+// the runner reads its exit status for bad input by ExitUsage, and case
+// validation caps the emulated device's kernels where the worker does.
+func TestConstantsAreTheWorkers(t *testing.T) {
+	for _, want := range []string{
+		fmt.Sprintf("\nEXIT_USAGE = %d\n", bench.ExitUsage),
+		fmt.Sprintf("\nEMU_MAX_KERNELS = %d  #", bench.MaxEmulatedKernels),
+	} {
+		if !strings.Contains(string(bench.WorkerSource), want) {
+			t.Errorf("worker.py does not say %q", strings.TrimSpace(want))
+		}
 	}
 }

@@ -254,10 +254,13 @@ def _safe_name(module, index):
 # commands and the result are preallocated arrays written and read in place.
 
 EMU_KERNEL, EMU_SYNC_MID, EMU_SYNC_STEP = 1, 2, 3
-EMU_MAX_SPANS = 16
-EMU_MAX_KERNELS = 256
-# The step's result: the span count, the spans, then each kernel's end; at
-# most 2,312 bytes, so one pipe write is atomic (PIPE_BUF is 4096).
+EMU_MAX_KERNELS = 256  # bench/config.go's MaxEmulatedKernels (config_test checks)
+# A busy span starts only with a kernel, so room for as many spans as
+# kernels means no idle gap is ever merged into one and counted as busy.
+EMU_MAX_SPANS = EMU_MAX_KERNELS
+# The step's result: the span count, the spans, then each kernel's end:
+# 6,152 bytes, over PIPE_BUF (4096), so the pipe may hand it over in
+# pieces and emu_read_result reads until it is whole.
 EMU_ENDS = 1 + 2 * EMU_MAX_SPANS
 EMU_RESULT_SLOTS = EMU_ENDS + EMU_MAX_KERNELS
 
@@ -267,7 +270,7 @@ class EmulatedDevice(object):
     process, and the preallocated messages."""
 
     __slots__ = ("proc", "cmd", "credit", "ack", "result", "kmsg", "mmsg", "smsg",
-                 "spans", "spans_bufs", "kernels", "mid_syncs", "depth", "kernel_ns", "launched")
+                 "spans", "whole", "rest", "kernels", "mid_syncs", "depth", "kernel_ns", "launched")
 
     def __init__(self, step_ms, kernels, depth, syncs, jitter, seed):
         import subprocess
@@ -294,7 +297,8 @@ class EmulatedDevice(object):
         self.mmsg = array.array("q", [EMU_SYNC_MID, 0])
         self.smsg = array.array("q", [EMU_SYNC_STEP, 0])
         self.spans = array.array("q", [0]) * EMU_RESULT_SLOTS
-        self.spans_bufs = [self.spans]
+        self.whole = [memoryview(self.spans).cast("B")]
+        self.rest = [bytearray(EMU_RESULT_SLOTS * 8)]
         self.launched = array.array("q", [0]) * kernels
 
     def close(self):
@@ -311,6 +315,24 @@ class EmulatedDevice(object):
     def meta(self):
         return {"kind": "emulated", "kernel_ns": self.kernel_ns, "kernels": self.kernels,
                 "queue_depth": self.depth, "mid_syncs": sum(self.mid_syncs)}
+
+
+def emu_read_result(readv, fd, whole, rest):
+    """Reads the step's result into whole[0] (the spans' bytes): readv the
+    first piece in place, and any later piece into rest[0], copied on byte
+    by byte. Integers and the preallocated buffers only, so a result the
+    pipe splits costs the collector nothing either."""
+    size = len(whole[0])
+    got = readv(fd, whole)
+    if got < size:
+        into, came = whole[0], rest[0]
+        while got < size:
+            m = readv(fd, rest)
+            if m == 0:
+                raise EOFError("the emulated device ended mid-result (%d of %d bytes)" % (got, size))
+            for k in range(m):
+                into[got + k] = came[k]
+            got += m
 
 
 def device_events(device):
@@ -417,6 +439,7 @@ def serve_device(argv):
     rng = random.Random(seed)
     pc, sleep = time.perf_counter_ns, time.sleep
     spans = array.array("q", [0]) * EMU_RESULT_SLOTS
+    out = memoryview(spans).cast("B")
     n = 0
     kernel = 0
     prev_end = 0
@@ -441,14 +464,11 @@ def serve_device(argv):
                     end = start + dur
                     if n and spans[2 * n] == start:
                         spans[2 * n] = end  # back to back: one busy span
-                    elif n < EMU_MAX_SPANS:
+                    else:
                         n += 1
                         spans[2 * n - 1], spans[2 * n] = start, end
-                    else:
-                        spans[2 * n] = end  # out of room: the last span absorbs the gap
                     prev_end = end
-                    if kernel < EMU_MAX_KERNELS:
-                        spans[EMU_ENDS + kernel] = end
+                    spans[EMU_ENDS + kernel] = end
                     kernel += 1
                     wait = end - pc()
                     if wait > 0:
@@ -458,7 +478,9 @@ def serve_device(argv):
                     os.write(ack, b"a")
                 elif kind == EMU_SYNC_STEP:
                     spans[0] = n
-                    os.write(result, spans.tobytes())
+                    sent = os.write(result, out)
+                    while sent < len(out):  # a signal can cut a write short
+                        sent += os.write(result, out[sent:])
                     n = kernel = 0
     except (BrokenPipeError, KeyboardInterrupt):
         return 0
@@ -1212,7 +1234,8 @@ def hot_loop(r, stream):
         emu_read, emu_write, emu_readv = os.read, os.write, os.readv
         emu_cmd, emu_credit, emu_ack, emu_result = emu.cmd, emu.credit, emu.ack, emu.result
         kmsg, mmsg, smsg, mid_syncs = emu.kmsg, emu.mmsg, emu.smsg, emu.mid_syncs
-        spans, spans_bufs, launched = emu.spans, emu.spans_bufs, emu.launched
+        spans, spans_whole, spans_rest, launched = emu.spans, emu.whole, emu.rest, emu.launched
+        read_result = emu_read_result
     else:
         kernels, launched = 0, None
     ev_start, ev_end = device_events(device) if emu is None else (None, None)
@@ -1307,7 +1330,7 @@ def hot_loop(r, stream):
             # that logs its loss and then collects.
             t_sync = smsg[1] = perf_counter_ns()
             emu_write(emu_cmd, smsg)
-            emu_readv(emu_result, spans_bufs)
+            read_result(emu_readv, emu_result, spans_whole, spans_rest)
         scheduled = False
         if has_action:
             if manual_every and (i + 1) % manual_every == 0:

@@ -531,9 +531,17 @@ class EmulatedDeviceTest(unittest.TestCase):
     EMU = ["--emu-device-ms", "4", "--emu-kernels", "8", "--emu-queue-depth", "3"]
 
     def test_every_step_carries_the_device_side(self):
-        recs = run_worker(self, GARBAGE_RUN[:13] + ["40"] + GARBAGE_RUN[14:] + self.EMU)
+        # 64 kernels: the step's result is over PIPE_BUF, and the host's
+        # work between launches leaves the device idle between kernels.
+        for kernels in (8, 64):
+            with self.subTest(kernels=kernels):
+                self.check_device_side(kernels)
+
+    def check_device_side(self, kernels):
+        kernel_ns = 4000000 // kernels
+        recs = run_worker(self, GARBAGE_RUN[:13] + ["40"] + GARBAGE_RUN[14:] + self.EMU[:3] + [str(kernels)] + self.EMU[4:])
         meta = recs[0]
-        self.assertEqual(meta["emulated_device"], {"kind": "emulated", "kernel_ns": 500000, "kernels": 8,
+        self.assertEqual(meta["emulated_device"], {"kind": "emulated", "kernel_ns": kernel_ns, "kernels": kernels,
                                                    "queue_depth": 3, "mid_syncs": 0})
         steps = [r for r in recs if r["type"] == "step"]
         self.assertEqual(len(steps), 155)
@@ -543,7 +551,7 @@ class EmulatedDeviceTest(unittest.TestCase):
             self.assertEqual(r["dev_busy"], 4000000, r)
             self.assertEqual(r["dev_idle"], r["ns"] - r["dev_busy"])
             self.assertGreaterEqual(r["dev_slack"], 0)
-            self.assertLessEqual(r["dev_slack"], 3 * 500000, "the lead is at most the queue's work")
+            self.assertLessEqual(r["dev_slack"], 3 * kernel_ns, "the lead is at most the queue's work")
             self.assertLessEqual(r["dev_idle_gc"], r["dev_idle"])
             in_step = [e for e in r["gc"] if e["in_step"]]
             self.assertEqual(r["dev_lead_gc"] >= 0, bool(in_step), r)
@@ -568,6 +576,73 @@ class EmulatedDeviceTest(unittest.TestCase):
             args = worker._parser().parse_args(["--model", "none"] + self.EMU + extra)
             with self.assertRaisesRegex(worker.UsageError, want):
                 worker._validate(args)
+
+    def test_idle_gaps_between_64_kernels_are_not_busy(self):
+        """Known truth: 64 kernels of 50 us launched 100 us apart, so the
+        device is busy 64 of the 127 kernel-times from the first launch to
+        the last end, in 64 spans. Stamps are the device's input (start =
+        max(launch, previous end)), so the truth holds however late the
+        pipes deliver them."""
+        kernels, kernel_ns = 64, 50000
+        dev = worker.EmulatedDevice(kernels * kernel_ns / 1e6, kernels, kernels, 0, 0.0, 1)
+        try:
+            self.assertEqual(dev.kernel_ns, kernel_ns)
+            t0 = worker.perf_counter_ns() + 1000000
+            for k in range(kernels):
+                os.read(dev.credit, 1)
+                dev.launched[k] = dev.kmsg[1] = t0 + 2 * k * kernel_ns
+                os.write(dev.cmd, dev.kmsg)
+            t1 = t0 + (2 * kernels - 1) * kernel_ns
+            dev.smsg[1] = t1
+            os.write(dev.cmd, dev.smsg)
+            worker.emu_read_result(os.readv, dev.result, dev.whole, dev.rest)
+        finally:
+            dev.close()
+        spans = dev.spans
+        text = worker.device_account(spans, dev.launched, kernels, t0, t1, t1, array.array("q"), 0, worker.Recorder.FIELDS)
+        got = json.loads("{" + text[1:] + "}")
+        self.assertEqual((got["dev_busy"], got["dev_idle"]), (kernels * kernel_ns, (kernels - 1) * kernel_ns),
+                         "device-util %.3f, want 64/127 = %.3f" % (got["dev_busy"] / (t1 - t0), kernels / (2 * kernels - 1)))
+        self.assertEqual(spans[0], kernels, "one busy span per kernel: every gap between them is idle")
+        self.assertEqual(list(spans[worker.EMU_ENDS:worker.EMU_ENDS + kernels]),
+                         [t0 + (2 * k + 1) * kernel_ns for k in range(kernels)])
+
+    def test_a_split_result_is_read_whole(self):
+        """The result is over PIPE_BUF, so the pipe may hand it over in
+        pieces, cut anywhere: it is read whole, and reading it allocates
+        nothing the collector tracks. readv is a fake that hands over the
+        pieces 1, 4094, 4 and the rest."""
+        size = worker.EMU_RESULT_SLOTS * 8
+        src = bytes((7 * k + 3) % 251 for k in range(size))
+        cuts = array.array("q", [0, 1, 4095, 4099, size])
+        at = array.array("q", [0])
+
+        def readv(fd, bufs):
+            i = at[0]
+            at[0] = i + 1
+            lo, hi = cuts[i], cuts[i + 1]
+            b = bufs[0]
+            for k in range(hi - lo):
+                b[k] = src[lo + k]
+            return hi - lo
+
+        spans = array.array("q", [0]) * worker.EMU_RESULT_SLOTS
+        whole, rest = [memoryview(spans).cast("B")], [bytearray(size)]
+        read = worker.emu_read_result
+
+        def call():
+            at[0] = 0
+            read(readv, -1, whole, rest)
+
+        call()
+        self.assertEqual(spans.tobytes(), src)
+        self.assertEqual(at[0], 4, "the fake handed over every piece")
+        moved = collections_started(self, call)
+        self.assertEqual(moved, 0, "reading a split result started %d collections: it allocates tracked objects" % moved)
+        # The device gone after the first piece: an error, not a short result.
+        at[0] = 0
+        with self.assertRaisesRegex(EOFError, "mid-result"):
+            read(lambda fd, bufs: readv(fd, bufs) if at[0] == 0 else 0, -1, whole, rest)
 
     def test_account_hides_a_pause_the_queue_covers(self):
         """Known truth on a hand-made timeline (ns): a step from 0 to 100,
@@ -597,44 +672,54 @@ class EmulatedDeviceTest(unittest.TestCase):
         self.assertEqual((before["dev_idle_gc"], before["dev_lead_gc"]), (0, -1))
 
 
+def collections_started(test, call, times=200):
+    """How many of `times` calls of call() started a collection. A net-zero
+    transient allocation is invisible in gc.get_count(), yet it can trip
+    the gen-0 threshold and move a collection. So the young count is
+    stepped through a low threshold one object at a time, and a call that
+    allocates a tracked object starts a collection now and then."""
+    seen = array.array("q", [0])
+
+    def detector(phase, info):
+        if phase == "stop":
+            seen[0] += 1
+
+    def settle():
+        pass  # a call: 3.12+ runs a scheduled collection here
+
+    hold = [None] * times
+    old = gc.get_threshold()
+    gc.collect()
+    gc.callbacks.append(detector)
+    gc.set_threshold(10)
+    moved = 0
+    try:
+        for j in range(times):
+            hold[j] = []
+            settle()
+            before = seen[0]
+            call()
+            settle()
+            if seen[0] != before:
+                moved += 1
+    finally:
+        gc.set_threshold(*old)
+        gc.callbacks.remove(detector)
+    test.assertGreater(seen[0], 5, "the young count never crossed the threshold: the test proves nothing")
+    return moved
+
+
 class RecorderTest(unittest.TestCase):
     def test_callback_allocates_no_tracked_objects(self):
-        # A net-zero transient allocation is invisible in gc.get_count(), yet
-        # it can trip the gen-0 threshold and move a collection. So step the
-        # young count through the threshold one object at a time and check
-        # that calling the callback never starts a collection.
         rec = worker.Recorder(16)
         cb = rec.callback
         info = {"generation": 2, "collected": 10 ** 12, "uncollectable": 3}
-        seen = array.array("q", [0])
 
-        def detector(phase, info):
-            if phase == "stop":
-                seen[0] += 1
+        def call():
+            cb("start", info)
+            cb("stop", info)
 
-        def settle():
-            pass  # a call: 3.12+ runs a scheduled collection here
-
-        hold = [None] * 200
-        old = gc.get_threshold()
-        gc.collect()
-        gc.callbacks.append(detector)
-        gc.set_threshold(10)
-        moved = 0
-        try:
-            for j in range(200):
-                hold[j] = []
-                settle()
-                before = seen[0]
-                cb("start", info)
-                cb("stop", info)
-                settle()
-                if seen[0] != before:
-                    moved += 1
-        finally:
-            gc.set_threshold(*old)
-            gc.callbacks.remove(detector)
-        self.assertGreater(seen[0], 5, "the young count never crossed the threshold: the test proves nothing")
+        moved = collections_started(self, call)
         self.assertEqual(moved, 0, "calling the gc callback started %d collections: it allocates tracked objects" % moved)
         self.assertEqual((rec.state[worker._USED], rec.state[worker._LOST]), (16 * rec.FIELDS, 200 - 16),
                          "overflow must be counted as lost")
