@@ -103,16 +103,18 @@ figure{margin:0 0 1.5em}
 </style></head>
 <body data-charts="ready">
 <h1>gcjitter scale</h1>
-<p class="note">{{.Model}}</p>
+{{if .NotValidated}}<p class="beyond" id="not-validated">Not validated: {{.NotValidated}}. The model missed a job it could check; their predictions below are not validated.</p>
+{{end}}<p class="note">{{.Model}}</p>
 {{range .Warnings}}<p class="note">warning: {{.}}</p>{{end}}
 <h2>Validation</h2>
+<p class="note">Tolerance: {{.Tolerance}}.</p>
 {{if .Validation}}<table><tr><th>case</th><th>variant</th><th>ranks</th><th>from</th><th>p50 ms meas / pred</th><th>p90 ms meas / pred</th><th>p99 ms meas / pred</th><th>spikes/kstep meas / pred</th><th></th></tr>
-{{range .Validation}}<tr><td>{{.Case}}</td><td class="l">{{.Variant}}</td><td>{{.Ranks}}</td><td class="l">{{.From}}</td><td>{{.P50}}</td><td>{{.P90}}</td><td>{{.P99}}</td><td>{{.Spikes}}</td><td{{if not .Within}} class="beyond"{{end}}>{{if .Within}}within{{else}}beyond{{end}}</td></tr>
+{{range .Validation}}<tr><td>{{.Case}}</td><td class="l">{{.Variant}}</td><td>{{.Ranks}}</td><td class="l">{{.From}}</td><td>{{.P50}}</td><td>{{.P90}}</td><td>{{.P99}}</td><td>{{.Spikes}}</td><td{{if .Beyond}} class="beyond"{{end}}>{{if .Beyond}}not validated: {{.Beyond}}{{else}}within{{end}}</td></tr>
 {{end}}</table>{{else}}<p>No multi-rank runs among the inputs.</p>{{end}}
 {{range .Cases}}<h2>{{.Name}}</h2>
 <figure id="chart-{{.Name}}">{{.SVG}}<figcaption class="note">Solid: p50 with its interval; dashed: mean (throughput). Log axis of ranks.</figcaption></figure>
-<table><tr><th>variant</th><th>ranks</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>mean ms</th><th>spikes/kstep</th><th>loss vs GC-free</th></tr>
-{{range .Rows}}<tr><td>{{.Variant}}</td><td>{{.Ranks}}</td><td>{{.P50}}</td><td>{{.P90}}</td><td>{{.P99}}</td><td>{{.Mean}}</td><td>{{.Spikes}}</td><td>{{.Loss}}</td></tr>
+<table><tr><th>variant</th><th>ranks</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>mean ms</th><th>spikes/kstep</th><th>loss vs GC-free</th><th>validation</th></tr>
+{{range .Rows}}<tr><td>{{.Variant}}</td><td>{{.Ranks}}</td><td>{{.P50}}</td><td>{{.P90}}</td><td>{{.P99}}</td><td>{{.Mean}}</td><td>{{.Spikes}}</td><td>{{.Loss}}</td><td{{if eq .Status "not validated"}} class="beyond"{{end}}>{{.Status}}</td></tr>
 {{end}}</table>
 {{end}}
 </body></html>
@@ -122,13 +124,12 @@ figure{margin:0 0 1.5em}
 // chart of step time against ranks with its table.
 func (r *Report) HTML(w io.Writer) error {
 	type row struct {
-		Variant, P50, P90, P99, Mean, Spikes, Loss string
-		Ranks                                      int
+		Variant, P50, P90, P99, Mean, Spikes, Loss, Status string
+		Ranks                                              int
 	}
 	type vrow struct {
-		Case, Variant, From, P50, P90, P99, Spikes string
-		Ranks                                      int
-		Within                                     bool
+		Case, Variant, From, P50, P90, P99, Spikes, Beyond string
+		Ranks                                              int
 	}
 	type cs struct {
 		Name string
@@ -141,15 +142,15 @@ func (r *Report) HTML(w io.Writer) error {
 		o.Collective.Kind, durText(o.Collective.HopLatency), o.Steps, 100*o.Level, o.Boot)
 	fmt.Fprintf(&model, " Host noise %s: %s.", o.HostNoise, noiseText(o.HostNoise))
 	data := struct {
-		Model      string
-		Warnings   []string
-		Validation []vrow
-		Cases      []cs
-	}{Model: model.String(), Warnings: r.Warnings}
+		Model, Tolerance, NotValidated string
+		Warnings                       []string
+		Validation                     []vrow
+		Cases                          []cs
+	}{Model: model.String(), Tolerance: tolText, NotValidated: joinCV(r.notValidated()), Warnings: r.Warnings}
 	pair := func(a, b float64) string { return ms(a) + " / " + ms(b) }
 	for _, v := range r.Validation {
 		p := v.Predicted.Est
-		data.Validation = append(data.Validation, vrow{Case: v.Case, Variant: v.Variant, From: v.From, Ranks: v.Ranks, Within: v.Within(),
+		data.Validation = append(data.Validation, vrow{Case: v.Case, Variant: v.Variant, From: v.From, Ranks: v.Ranks, Beyond: strings.Join(v.Beyond(), ", "),
 			P50: fmt.Sprintf("%s (%+.0f%%)", pair(v.Measured.P50, p.P50), 100*v.Err.P50), P90: fmt.Sprintf("%s (%+.0f%%)", pair(v.Measured.P90, p.P90), 100*v.Err.P90),
 			P99: fmt.Sprintf("%s (%+.0f%%)", pair(v.Measured.P99, p.P99), 100*v.Err.P99), Spikes: fmt.Sprintf("%.1f / %.1f", v.Measured.SpikeRate, p.SpikeRate)})
 	}
@@ -165,7 +166,7 @@ func (r *Report) HTML(w io.Writer) error {
 				x.Rows = append(x.Rows, row{Variant: p.Variant, Ranks: p.Ranks, P50: iv(p.Est.P50, p.Lo.P50, p.Hi.P50), P90: iv(p.Est.P90, p.Lo.P90, p.Hi.P90),
 					P99: iv(p.Est.P99, p.Lo.P99, p.Hi.P99), Mean: iv(p.Est.Mean, p.Lo.Mean, p.Hi.Mean),
 					Spikes: fmt.Sprintf("%.0f [%.0f, %.0f]", p.Est.SpikeRate, p.Lo.SpikeRate, p.Hi.SpikeRate),
-					Loss:   fmt.Sprintf("%+.1f%% [%+.1f, %+.1f]", 100*p.Est.Loss, 100*p.Lo.Loss, 100*p.Hi.Loss)})
+					Loss:   fmt.Sprintf("%+.1f%% [%+.1f, %+.1f]", 100*p.Est.Loss, 100*p.Lo.Loss, 100*p.Hi.Loss), Status: r.Status(p.Case, p.Variant)})
 			}
 		}
 		data.Cases = append(data.Cases, x)
@@ -200,8 +201,23 @@ func ChartsFor(dirs []string) (template.HTML, error) {
 		if err != nil {
 			return "", err
 		}
-		fmt.Fprintf(&b, "<figure>%s<figcaption class=\"note\">%s: step time against ranks, predicted from its measured ranks (gcjitter scale; docs/scale.md). Solid: p50 with its interval; dashed: mean. Log axis of ranks.</figcaption></figure>\n",
-			svg, template.HTMLEscapeString(c))
+		fmt.Fprintf(&b, "<figure>%s<figcaption class=\"note\">%s: step time against ranks, predicted from its measured ranks (gcjitter scale; docs/scale.md). Solid: p50 with its interval; dashed: mean. Log axis of ranks.%s</figcaption></figure>\n",
+			svg, template.HTMLEscapeString(c), template.HTMLEscapeString(notValidatedIn(r, c)))
 	}
 	return template.HTML(b.String()), nil
+}
+
+// notValidatedIn is a caption's sentence naming the case's variants whose
+// validation failed ("" when none did).
+func notValidatedIn(r *Report, caseName string) string {
+	var vs []string
+	for _, cv := range r.notValidated() {
+		if cv.c == caseName {
+			vs = append(vs, cv.v)
+		}
+	}
+	if len(vs) == 0 {
+		return ""
+	}
+	return " Not validated (the model missed its measured ranks; gcjitter scale says how): " + strings.Join(vs, ", ") + "."
 }

@@ -147,26 +147,82 @@ func TestScaleHostNoise(t *testing.T) {
 	}
 }
 
-// TestScaleWithinTolerance: quantiles within 25%, spike rates within 2x,
-// the ratio judged only when a side has 3 spikes or more.
+// TestScaleWithinTolerance: p50 and p90 within 25%, p99 within 25% of the
+// ends of its measured interval, spike rates within 2x, the ratio judged
+// only when a side has 3 spikes or more.
 func TestScaleWithinTolerance(t *testing.T) {
+	inf := math.Inf(1)
 	for _, c := range []struct {
 		p50, p90, ratio, spikes, pred float64
+		p99, p99Lo, p99Hi             float64 // predicted p99, measured interval
 		want                          bool
+		beyond                        []string
 	}{
-		{0.1, -0.2, 1.5, 5, 7.5, true},
-		{0.3, 0, 1, 5, 5, false},
-		{0, -0.26, 1, 5, 5, false},
-		{0, 0, 2.5, 4, 10, false},
-		{0, 0, 0.4, 5, 2, false},
-		{0, 0, math.NaN(), 0, 1.7, true}, // 0 against 1.7 spikes: counting noise
-		{0, 0, math.NaN(), 0, 4, false},
+		{0.1, -0.2, 1.5, 5, 7.5, 100, 90, 120, true, nil},
+		{0.3, 0, 1, 5, 5, 100, 90, 120, false, []string{FigP50}},
+		{0, -0.26, 1, 5, 5, 100, 90, 120, false, []string{FigP90}},
+		{0, 0, 2.5, 4, 10, 100, 90, 120, false, []string{FigSpike}},
+		{0, 0, 0.4, 5, 2, 100, 90, 120, false, []string{FigSpike}},
+		{0, 0, math.NaN(), 0, 1.7, 100, 90, 120, true, nil}, // 0 against 1.7 spikes: counting noise
+		{0, 0, math.NaN(), 0, 4, 100, 90, 120, false, []string{FigSpike}},
+		// p99: manual:40's from single-rank runs, half the measured one.
+		{0, 0, 1, 5, 5, 46, 98, 131, false, []string{FigP99}},
+		{0, 0, 1, 5, 5, 73, 98, 131, false, []string{FigP99}},  // 0.745 x the low end
+		{0, 0, 1, 5, 5, 74, 98, 131, true, nil},                // 0.755 x
+		{0, 0, 1, 5, 5, 163, 98, 131, true, nil},               // 1.244 x the high end
+		{0, 0, 1, 5, 5, 165, 98, 131, false, []string{FigP99}}, // 1.260 x
+		{0, 0, 1, 5, 5, 1e6, 98, inf, true, nil},               // a short run bounds p99 only from below
+		{0.3, 0, 1, 5, 5, 10, 98, inf, false, []string{FigP50, FigP99}},
 	} {
-		v := Validation{SpikeRatio: c.ratio, Spikes: c.spikes, PredSpikes: c.pred}
+		v := Validation{SpikeRatio: c.ratio, Spikes: c.spikes, PredSpikes: c.pred, P99Lo: c.p99Lo, P99Hi: c.p99Hi}
 		v.Err.P50, v.Err.P90 = c.p50, c.p90
+		v.Predicted.Est.P99 = c.p99
 		if got := v.Within(); got != c.want {
 			t.Errorf("%+v: within %v, want %v", c, got, c.want)
 		}
+		if got := v.Beyond(); !slices.Equal(got, c.beyond) {
+			t.Errorf("%+v: beyond %q, want %q", c, got, c.beyond)
+		}
+	}
+}
+
+// TestScaleP99Interval: the measured p99's interval is the order
+// statistics the binomial names (unbounded above under stats.MinStepsP99
+// steps), and it holds the true p99 of exponential steps in about 95% of
+// samples of 1000 steps.
+func TestScaleP99Interval(t *testing.T) {
+	ranks := func(n int) []float64 {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = float64(i + 1)
+		}
+		return xs
+	}
+	for _, c := range []struct {
+		n      int
+		lo, hi float64
+	}{
+		{200, 195, math.Inf(1)}, {stats.MinStepsP99 - 1, 359, math.Inf(1)}, {stats.MinStepsP99, 360, 368}, {1000, 983, 997},
+	} {
+		if lo, hi := quantileInterval(ranks(c.n), 0.99, 0.95); lo != c.lo || hi != c.hi {
+			t.Errorf("n=%d: order statistics %v-%v, want %v-%v", c.n, lo, hi, c.lo, c.hi)
+		}
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	truth := -math.Log(0.01) // the exponential's p99
+	held, trials := 0, 2000
+	for range trials {
+		xs := make([]float64, 1000)
+		for i := range xs {
+			xs[i] = rng.ExpFloat64()
+		}
+		slices.Sort(xs)
+		if lo, hi := quantileInterval(xs, 0.99, 0.95); lo <= truth && truth <= hi {
+			held++
+		}
+	}
+	if cov := float64(held) / float64(trials); cov < 0.94 || cov > 0.98 {
+		t.Errorf("the interval held the true p99 in %.3f of samples, want about 0.95", cov)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -46,14 +47,21 @@ type jsonPrediction struct {
 	// that chose shared.
 	HostNoise       string `json:"host_noise"`
 	HostNoiseReason string `json:"host_noise_reason,omitempty"`
+	// Validation is the case's variant's status (Status): validated, not
+	// validated or unchecked; only on predictions at the asked ranks.
+	Validation string `json:"validation,omitempty"`
 }
 
 type jsonFigures struct {
-	P50       float64 `json:"p50_ns"`
-	P90       float64 `json:"p90_ns"`
-	P99       float64 `json:"p99_ns"`
-	Mean      float64 `json:"mean_ns"`
-	SpikeRate float64 `json:"spike_rate_per_kstep"`
+	P50 float64 `json:"p50_ns"`
+	P90 float64 `json:"p90_ns"`
+	P99 float64 `json:"p99_ns"`
+	// P99Lo, P99Hi: the measured p99's 95% interval; hi null where the
+	// run is too short to bound it above.
+	P99Lo     float64  `json:"p99_lo_ns"`
+	P99Hi     *float64 `json:"p99_hi_ns"`
+	Mean      float64  `json:"mean_ns"`
+	SpikeRate float64  `json:"spike_rate_per_kstep"`
 }
 
 type jsonValidation struct {
@@ -74,9 +82,17 @@ type jsonValidation struct {
 	SpikeRatio *float64 `json:"spike_ratio"`
 	// SpikesJudged: either side had 3 spikes or more; below, the ratio is
 	// counting noise and within_tolerance ignores it.
-	SpikesJudged bool   `json:"spikes_judged"`
-	Within       bool   `json:"within_tolerance"`
-	Note         string `json:"note,omitempty"`
+	SpikesJudged bool `json:"spikes_judged"`
+	Within       bool `json:"within_tolerance"`
+	// Beyond names the figures beyond tolerance: p50, p90, p99, spike rate.
+	Beyond []string `json:"beyond"`
+	Note   string   `json:"note,omitempty"`
+}
+
+// jsonCaseVariant names a case's variant that is not validated.
+type jsonCaseVariant struct {
+	Case    string `json:"case"`
+	Variant string `json:"variant"`
 }
 
 type jsonModel struct {
@@ -104,21 +120,36 @@ func (r *Report) JSON(w io.Writer) error {
 	out := struct {
 		Predictions []jsonPrediction `json:"predictions"`
 		Validation  []jsonValidation `json:"validation"`
-		Model       jsonModel        `json:"model"`
-		Warnings    []string         `json:"warnings"`
-	}{Predictions: []jsonPrediction{}, Validation: []jsonValidation{}, Warnings: r.Warnings}
+		// NotValidated: the case's variants with a validation beyond
+		// tolerance (gcjitter scale exits 1 unless -allow-unvalidated).
+		NotValidated []jsonCaseVariant `json:"not_validated"`
+		Model        jsonModel         `json:"model"`
+		Warnings     []string          `json:"warnings"`
+	}{Predictions: []jsonPrediction{}, Validation: []jsonValidation{}, NotValidated: []jsonCaseVariant{}, Warnings: r.Warnings}
 	if out.Warnings == nil {
 		out.Warnings = []string{}
 	}
 	for _, p := range r.Predictions {
-		out.Predictions = append(out.Predictions, toJSON(p))
+		jp := toJSON(p)
+		jp.Validation = r.Status(p.Case, p.Variant)
+		out.Predictions = append(out.Predictions, jp)
+	}
+	for _, cv := range r.notValidated() {
+		out.NotValidated = append(out.NotValidated, jsonCaseVariant{Case: cv.c, Variant: cv.v})
 	}
 	for _, v := range r.Validation {
 		jv := jsonValidation{Case: v.Case, Variant: v.Variant, From: v.From, FromRanks: v.FromRanks, Ranks: v.Ranks, Runs: v.Runs,
-			Measured:  jsonFigures{v.Measured.P50, v.Measured.P90, v.Measured.P99, v.Measured.Mean, v.Measured.SpikeRate},
-			Predicted: toJSON(v.Predicted), SpikesJudged: v.SpikesJudged(), P50Err: v.Err.P50, P90Err: v.Err.P90, P99Err: v.Err.P99, Within: v.Within(), Note: v.Note}
+			Measured:  jsonFigures{P50: v.Measured.P50, P90: v.Measured.P90, P99: v.Measured.P99, P99Lo: v.P99Lo, Mean: v.Measured.Mean, SpikeRate: v.Measured.SpikeRate},
+			Predicted: toJSON(v.Predicted), SpikesJudged: v.SpikesJudged(), P50Err: v.Err.P50, P90Err: v.Err.P90, P99Err: v.Err.P99,
+			Within: v.Within(), Beyond: v.Beyond(), Note: v.Note}
+		if jv.Beyond == nil {
+			jv.Beyond = []string{}
+		}
 		if !math.IsNaN(v.SpikeRatio) {
 			jv.SpikeRatio = &v.SpikeRatio
+		}
+		if !math.IsInf(v.P99Hi, 1) {
+			jv.Measured.P99Hi = &v.P99Hi
 		}
 		out.Validation = append(out.Validation, jv)
 	}
@@ -158,7 +189,7 @@ func (r *Report) Text(w io.Writer) error {
 	for _, s := range r.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", s)
 	}
-	fmt.Fprintln(w, "\nvalidation (measured multi-rank jobs predicted by the same model; tolerance p50 and p90 within 25%, spike rate within 2x when either side has 3 spikes or more):")
+	fmt.Fprintf(w, "\nvalidation (measured multi-rank jobs predicted by the same model; tolerance %s):\n", tolText)
 	if len(r.Validation) == 0 {
 		fmt.Fprintln(w, "  none: no multi-rank runs among the inputs (run a case with ranks: 2 or more)")
 	}
@@ -169,8 +200,8 @@ func (r *Report) Text(w io.Writer) error {
 	for _, v := range r.Validation {
 		p := v.Predicted.Est
 		verdict := "within"
-		if !v.Within() {
-			verdict = "BEYOND"
+		if b := v.Beyond(); len(b) > 0 {
+			verdict = NotValidated + ": " + strings.Join(b, ", ")
 		}
 		ratio := "-"
 		if !math.IsNaN(v.SpikeRatio) {
@@ -190,6 +221,12 @@ func (r *Report) Text(w io.Writer) error {
 			fmt.Fprintf(w, "  %s %s from %s: %s\n", v.Case, v.Variant, v.From, v.Note)
 		}
 	}
+	for _, v := range r.Failed() {
+		fmt.Fprintf(w, "not validated: %s\n", v.Failure())
+	}
+	if nv := r.notValidated(); len(nv) > 0 {
+		fmt.Fprintf(w, "the predictions of %s below are not validated: the model missed a job it could check\n", joinCV(nv))
+	}
 	last := ""
 	for _, p := range r.Predictions {
 		if p.Case != last {
@@ -199,13 +236,13 @@ func (r *Report) Text(w io.Writer) error {
 			last = p.Case
 			fmt.Fprintf(w, "\n%s: predicted global step (ms) [%g%% interval]\n", p.Case, 100*o.Level)
 			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(tw, "  variant\tranks\tfrom\tp50\tp90\tp99\tmean\tspikes/kstep\tloss vs GC-free\tGC-free p50\thost noise\t")
+			fmt.Fprintln(tw, "  variant\tranks\tfrom\tp50\tp90\tp99\tmean\tspikes/kstep\tloss vs GC-free\tGC-free p50\thost noise\tvalidation\t")
 		}
 		iv := func(e, lo, hi float64) string { return fmt.Sprintf("%s [%s, %s]", ms(e), ms(lo), ms(hi)) }
-		fmt.Fprintf(tw, "  %s\t%d\t%d x %d\t%s\t%s\t%s\t%s\t%.0f [%.0f, %.0f]\t%+.1f%% [%+.1f, %+.1f]\t%s\t%s\t\n", p.Variant, p.Ranks, p.Runs, p.FromRanks,
+		fmt.Fprintf(tw, "  %s\t%d\t%d x %d\t%s\t%s\t%s\t%s\t%.0f [%.0f, %.0f]\t%+.1f%% [%+.1f, %+.1f]\t%s\t%s\t%s\t\n", p.Variant, p.Ranks, p.Runs, p.FromRanks,
 			iv(p.Est.P50, p.Lo.P50, p.Hi.P50), iv(p.Est.P90, p.Lo.P90, p.Hi.P90), iv(p.Est.P99, p.Lo.P99, p.Hi.P99),
 			iv(p.Est.Mean, p.Lo.Mean, p.Hi.Mean), p.Est.SpikeRate, p.Lo.SpikeRate, p.Hi.SpikeRate,
-			100*p.Est.Loss, 100*p.Lo.Loss, 100*p.Hi.Loss, ms(p.Est.FreeP50), p.HostNoise)
+			100*p.Est.Loss, 100*p.Lo.Loss, 100*p.Hi.Loss, ms(p.Est.FreeP50), p.HostNoise, r.Status(p.Case, p.Variant))
 	}
 	tw.Flush()
 	return nil
@@ -230,4 +267,16 @@ func (r *Report) cases() []string {
 		}
 	}
 	return out
+}
+
+// joinCV lists case's variants: "a x, a y and b z".
+func joinCV(cvs []caseVariant) string {
+	s := make([]string, len(cvs))
+	for i, cv := range cvs {
+		s[i] = cv.String()
+	}
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
 }
