@@ -30,8 +30,9 @@ func cmdScale(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	bw := fs.Float64("bandwidth", 0, "the collective's bandwidth in bytes/s for its size term (0: latency only)")
 	noise := fs.String("host-noise", scale.NoiseAuto, "how the ranks' noise scales: independent (each host of the measured world size draws its own: the slowest of more hosts), shared (one host's noise at any N: what collections and the collective alone do) or auto (independent where the measured ranks had a CPU each, shared where they contended for CPUs)")
 	bytesFlag := fs.Float64("bytes", 262144, "the all-reduce's size in bytes, with -bandwidth (the worker's default: 65,536 floats)")
+	allowUnvalidated := fs.Bool("allow-unvalidated", false, "exit 0 when a validation is beyond tolerance (its case's predictions still say \"not validated\"); without it such a report exits 1")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: gcjitter scale [-ranks 8,64,512,4096] [-format text|json|html] [-o FILE] DIR...
+		fmt.Fprint(stderr, `usage: gcjitter scale [-ranks 8,64,512,4096] [-format text|json|html] [-o FILE] [-allow-unvalidated] DIR...
 
 Predicts each policy's global step-time distribution at N ranks from the
 per-rank streams of results directories (multi-rank runs, single-rank
@@ -41,8 +42,9 @@ its measured collections, allocator-driven ones at a random phase per rank
 the slowest rank plus the collective, whose cost grows with N. Before the
 predictions, it validates the model on every measured multi-rank job
 (from its own ranks, each run from the others, and from single-rank
-runs of the same case). See
-docs/scale.md.
+runs of the same case); a case's variant with a validation beyond
+tolerance is "not validated" and the command exits 1, unless
+-allow-unvalidated. See docs/scale.md.
 
 `)
 		fs.PrintDefaults()
@@ -93,8 +95,17 @@ docs/scale.md.
 	}
 	rep := scale.Build(groups, ranks, opt)
 	rep.Warnings = append(warnings, rep.Warnings...)
+	if err := writeScale(rep, *format, *out, stdout, stderr); err != nil {
+		return err
+	}
+	return scaleVerdict(rep, *allowUnvalidated, stderr)
+}
+
+// writeScale writes the report in format to out, or to stdout.
+func writeScale(rep *scale.Report, format, out string, stdout, stderr io.Writer) error {
 	var b bytes.Buffer
-	switch *format {
+	var err error
+	switch format {
 	case "json":
 		err = rep.JSON(&b)
 	case "html":
@@ -105,13 +116,33 @@ docs/scale.md.
 	if err != nil {
 		return err
 	}
-	if *out == "" {
+	if out == "" {
 		_, err = stdout.Write(b.Bytes())
 		return err
 	}
-	if err := atomicfile.Write(*out, b.Bytes(), 0o644); err != nil {
+	if err := atomicfile.Write(out, b.Bytes(), 0o644); err != nil {
 		return cli.InfraError(err)
 	}
-	fmt.Fprintf(stderr, "wrote %s\n", *out)
+	fmt.Fprintf(stderr, "wrote %s\n", out)
 	return nil
+}
+
+// scaleVerdict is the exit of a report: 1 when a validation failed (its
+// predictions are not validated, and README's "validated first" would
+// otherwise be a claim), 0 with -allow-unvalidated. The failures go to
+// stderr as well, where -o or -format json would hide them.
+func scaleVerdict(rep *scale.Report, allow bool, stderr io.Writer) error {
+	failed := rep.Failed()
+	if len(failed) == 0 {
+		return nil
+	}
+	for _, v := range failed {
+		fmt.Fprintf(stderr, "gcjitter scale: not validated: %s\n", v.Failure())
+	}
+	if allow {
+		fmt.Fprintln(stderr, "gcjitter scale: -allow-unvalidated: exit 0; those predictions say \"not validated\"")
+		return nil
+	}
+	fmt.Fprintln(stderr, "gcjitter scale: exit 1: a prediction is not validated (-allow-unvalidated to report anyway with exit 0)")
+	return cli.Silent(cli.Regression)
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -33,6 +34,13 @@ func writeScaleResults(t *testing.T, dir string, ranks, steps int) {
 // members after a comma) in every stream's header.
 func writeScaleResultsMeta(t *testing.T, dir string, ranks, steps int, meta string) {
 	t.Helper()
+	writeScaleResultsPause(t, dir, ranks, steps, 40e6, meta)
+}
+
+// writeScaleResultsPause is writeScaleResultsMeta with collections of
+// pause ns instead of 40 ms.
+func writeScaleResultsPause(t *testing.T, dir string, ranks, steps int, pause int64, meta string) {
+	t.Helper()
 	m := &results.Manifest{Schema: results.ManifestSchema, Tool: "test",
 		Cases: []results.Case{{Name: "synthetic", Steps: steps, Runs: 1,
 			Variants: []results.Variant{{Name: "default", Policy: "default"}, {Name: "manual:40", Policy: "manual:40"}}}}}
@@ -41,18 +49,16 @@ func writeScaleResultsMeta(t *testing.T, dir string, ranks, steps int, meta stri
 		r := &results.Run{ID: v, Case: "synthetic", Variant: v, Policy: v, Status: results.StatusOK, Ranks: ranks}
 		r.Records, r.Stderr = results.RunFiles("synthetic", v, 0)
 		own := make([][]int64, ranks)
-		pause := make([][]int64, ranks)
+		pauses := make([][]int64, ranks)
 		for q := range ranks {
-			own[q], pause[q] = make([]int64, steps), make([]int64, steps)
+			own[q], pauses[q] = make([]int64, steps), make([]int64, steps)
 			for k := range steps {
 				own[q][k] = int64(1e6 * (1 + 0.02*rng.NormFloat64()))
 				switch {
-				case vi == 0 && k == 30+37*q:
-					pause[q][k] = 40e6
-				case vi == 1 && k%40 == 39:
-					pause[q][k] = 40e6
+				case vi == 0 && k == 30+37*q, vi == 1 && k%40 == 39:
+					pauses[q][k] = pause
 				}
-				own[q][k] += pause[q][k]
+				own[q][k] += pauses[q][k]
 			}
 		}
 		for q := range ranks {
@@ -64,11 +70,11 @@ func writeScaleResultsMeta(t *testing.T, dir string, ranks, steps int, meta stri
 					slowest = max(slowest, own[p][k])
 				}
 				gc := "[]"
-				if pause[q][k] > 0 {
-					gc = fmt.Sprintf(`[{"gen":2,"ns":%d,"collected":100,"uncollectable":0,"in_step":true,"manual":%v}]`, pause[q][k], vi == 1)
+				if pauses[q][k] > 0 {
+					gc = fmt.Sprintf(`[{"gen":2,"ns":%d,"collected":100,"uncollectable":0,"in_step":true,"manual":%v}]`, pauses[q][k], vi == 1)
 				}
 				fmt.Fprintf(&b, `{"type":"step","i":%d,"warmup":false,"ns":%d,"gc":%s,"lost":0,"sched":%v,"count":[0,0,0],"rss":null,"dev_mem":null,"own":%d}`+"\n",
-					k, slowest+300e3, gc, vi == 1 && pause[q][k] > 0, own[q][k])
+					k, slowest+300e3, gc, vi == 1 && pauses[q][k] > 0, own[q][k])
 			}
 			fmt.Fprintf(&b, `{"type":"end","steps":%d,"wall_ns":1,"gc_stats":[],"recorded":null,"freeze_count":0}`+"\n", steps)
 			path := filepath.Join(dir, r.RankRecords(q))
@@ -126,6 +132,71 @@ func TestScaleCommandJSON(t *testing.T) {
 	for _, v := range out.Validation {
 		if v["within_tolerance"] != true {
 			t.Errorf("validation beyond tolerance: %v", v)
+		}
+	}
+}
+
+// TestScaleCommandNotValidated: 4 ranks collecting 40 ms every 40th step
+// given with single-rank runs whose collections take 12 ms (four ranks
+// collecting at once on shared cores take longer than one alone): from the
+// single-rank runs manual:40's p50 and p90 hold and its p99 does not. The
+// command says "not validated" in text, JSON and HTML and exits 1; with
+// -allow-unvalidated it exits 0 and still says so.
+func TestScaleCommandNotValidated(t *testing.T) {
+	multi, single := t.TempDir(), t.TempDir()
+	writeScaleResults(t, multi, 4, 1000)
+	writeScaleResultsPause(t, single, 1, 1000, 12e6, "")
+	scaleCmd := func(args ...string) (int, string, string) {
+		var stdout, stderr bytes.Buffer
+		args = append(append([]string{"scale", "-ranks", "4,64", "-boot", "5", "-steps", "2000"}, args...), multi, single)
+		code := run(context.Background(), args, &stdout, &stderr)
+		return code, stdout.String(), stderr.String()
+	}
+	code, stdout, stderr := scaleCmd("-format", "json")
+	if code != 1 || !strings.Contains(stderr, "not validated: synthetic manual:40 at 4 ranks from single-rank runs: p99 ") {
+		t.Errorf("json: exit %d, stderr %q; want 1 naming manual:40's p99", code, stderr)
+	}
+	var out struct {
+		Predictions []struct {
+			Variant    string `json:"variant"`
+			Validation string `json:"validation"`
+		} `json:"predictions"`
+		Validation []struct {
+			Variant string   `json:"variant"`
+			From    string   `json:"from"`
+			Within  bool     `json:"within_tolerance"`
+			Beyond  []string `json:"beyond"`
+		} `json:"validation"`
+		NotValidated []struct{ Case, Variant string } `json:"not_validated"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	for _, v := range out.Validation {
+		if v.Variant == "manual:40" && v.From == "single-rank runs" && (v.Within || !slices.Equal(v.Beyond, []string{"p99"})) {
+			t.Errorf("manual:40 from single-rank runs: within %v, beyond %q; want p99 beyond alone", v.Within, v.Beyond)
+		}
+	}
+	if !slices.Contains(out.NotValidated, struct{ Case, Variant string }{"synthetic", "manual:40"}) {
+		t.Errorf("not_validated %v: want synthetic manual:40", out.NotValidated)
+	}
+	for _, p := range out.Predictions {
+		if p.Variant == "manual:40" && p.Validation != "not validated" {
+			t.Errorf("manual:40's prediction says %q, want \"not validated\"", p.Validation)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{nil, 1, "not validated: p99"},
+		{[]string{"-allow-unvalidated"}, 0, "not validated: p99"},
+		{[]string{"-allow-unvalidated", "-format", "html"}, 0, "Not validated: synthetic manual:40"},
+	} {
+		code, stdout, stderr := scaleCmd(c.args...)
+		if code != c.code || !strings.Contains(stdout, c.want) {
+			t.Errorf("scale %q: exit %d, want %d and %q in:\n%s\nstderr: %s", c.args, code, c.code, c.want, stdout, stderr)
 		}
 	}
 }
