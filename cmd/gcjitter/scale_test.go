@@ -196,9 +196,20 @@ func TestScaleCommandNotValidated(t *testing.T) {
 	} {
 		code, stdout, stderr := scaleCmd(c.args...)
 		if code != c.code || !strings.Contains(stdout, c.want) {
-			t.Errorf("scale %q: exit %d, want %d and %q in:\n%s\nstderr: %s", c.args, code, c.code, c.want, stdout, stderr)
+			t.Errorf("scale %q: exit %d, want %d and %q in the output; its lines on validation:\n%s\nstderr: %s", c.args, code, c.code, c.want, validationLines(stdout), stderr)
 		}
 	}
+}
+
+// validationLines are the lines of out that mention validation.
+func validationLines(out string) string {
+	var b strings.Builder
+	for line := range strings.Lines(out) {
+		if strings.Contains(strings.ToLower(line), "validat") || strings.Contains(line, "within") {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
 }
 
 // TestScaleCommandContention: ranks whose streams say they shared fewer
