@@ -89,10 +89,27 @@ var (
 	npuProcesses = []string{"Ascend Hardware", "CANN", "AscendCL"}
 )
 
+// npuMarked says whether ev marks a trace as torch_npu's, whatever the
+// file's name: a ts written as a string (torch_npu writes every event's so,
+// a CPU-only trace's too; Kineto and the legacy export write numbers), an
+// Ascend device timeline, or torch_npu's GC event.
+func npuMarked(ev *traceEvent) bool {
+	switch {
+	case len(ev.TS) > 0 && ev.TS[0] == '"':
+		return true
+	case ev.Ph == "M" && ev.Name == "process_name":
+		var a struct {
+			Name string `json:"name"`
+		}
+		return json.Unmarshal(ev.Args, &a) == nil && slices.Contains(npuProcesses, a.Name)
+	}
+	return ev.Ph == "X" && ev.Name == "GC" && ev.Cat == "GC"
+}
+
 // ReadTrace reads a Chrome-trace JSON file (gzipped or not; a top-level
 // array or an object with traceEvents) written by torch.profiler (Kineto,
 // or the legacy profiler's export_chrome_trace) or by torch_npu's profiler
-// (trace_view.json). Steps are the host-side ProfilerStep#N spans when the
+// (trace_view.json, known by its content: npuMarked). Steps are the host-side ProfilerStep#N spans when the
 // trace has them, else the intervals between the ends of host-side
 // Optimizer.step spans; the device-side copies (category gpu_*) are never
 // steps. A trace with steps in several processes (a merged trace) is read
@@ -135,21 +152,13 @@ func readTrace(path string) (*ImportedTrace, error) {
 		r = gz
 	}
 	t := &ImportedTrace{Path: path, Source: sourceKineto, Rank: -1}
-	if filepath.Base(path) == "trace_view.json" {
-		t.Source = sourceNPU
-	}
 	profSteps, optSteps := map[string][]span{}, map[string][]span{}
 	var gcs []gcSpan
 	n := 0
 	top, err := eachEvent(json.NewDecoder(r), func(ev *traceEvent) error {
 		n++
-		if ev.Ph == "M" && ev.Name == "process_name" {
-			var a struct {
-				Name string `json:"name"`
-			}
-			if json.Unmarshal(ev.Args, &a) == nil && slices.Contains(npuProcesses, a.Name) {
-				t.Source = sourceNPU
-			}
+		if t.Source != sourceNPU && npuMarked(ev) {
+			t.Source = sourceNPU
 		}
 		if ev.Ph != "X" {
 			return nil
@@ -172,9 +181,6 @@ func readTrace(path string) (*ImportedTrace, error) {
 		switch {
 		case !ok:
 		case isGC:
-			if ev.Name == "GC" {
-				t.Source = sourceNPU
-			}
 			gcs = append(gcs, gcSpan{s, pid, rawID(ev.TID)})
 		case step:
 			profSteps[pid] = append(profSteps[pid], s)

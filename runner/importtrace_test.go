@@ -293,6 +293,61 @@ func TestReadTorchNPUTrace(t *testing.T) {
 	}
 }
 
+// A torch_npu trace is known by its content, not its name: renamed, the
+// corpus's trace_view.json and a CPU-only one (no device timeline, no GC
+// events: only its string timestamps say torch_npu) are still torch_npu's,
+// and Kineto traces named trace_view.json (one with Python GC events) are
+// not.
+func TestTorchNPUKnownByContent(t *testing.T) {
+	dir := t.TempDir()
+	var cpuOnly []string
+	for _, line := range strings.Split(npuTrace(), "\n") {
+		line = strings.TrimSuffix(line, ",")
+		if strings.HasPrefix(line, "{") && !strings.Contains(line, `"GC"`) && !strings.Contains(line, "aclnn") {
+			cpuOnly = append(cpuOnly, line)
+		}
+	}
+	write := func(sub, name string, b []byte) string {
+		path := filepath.Join(dir, sub, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	copyOf := func(from, sub, name string) string {
+		b, err := os.ReadFile(filepath.Join(corpusDir, from))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return write(sub, name, b)
+	}
+	made, err := os.ReadFile("testdata/made/torch2.15-python-gc/trace.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path string
+		want string
+	}{
+		{copyOf("msprof-analyze-timeline_advice/trace_view.json", "a", "rank0.json"), sourceNPU},
+		{write("b", "worker0.pt.trace.json", []byte("["+strings.Join(cpuOnly, ",\n")+"]")), sourceNPU},
+		{copyOf("kineto-tb_plugin-test/gpu_metrics_input.json", "c", "trace_view.json"), sourceKineto},
+		{write("d", "trace_view.json", made), sourceKineto},
+	} {
+		tr, err := ReadTrace(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		npuNotes := strings.Contains(strings.Join(tr.Notes, "\n"), "torch_npu")
+		if tr.Source != c.want || npuNotes != (c.want == sourceNPU) {
+			t.Errorf("%s: read as %s's (notes %q), want %s's", c.path, tr.Source, tr.Notes, c.want)
+		}
+	}
+}
+
 // A results directory from the trace: the run, its collections counted,
 // those between steps too.
 func TestImportTraceMakesARun(t *testing.T) {
