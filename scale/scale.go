@@ -100,13 +100,16 @@ func (v *Validation) Within() bool { return len(v.Beyond()) == 0 }
 // measured p99's 95% interval: at least 0.75x its low end, at most 1.25x
 // its high end. The same 25% as p50's, taken from the interval's ends
 // rather than the point, because a measured p99 is one of a run's few
-// largest steps: straggler-gc's manual:40 at 200 steps has p99 at the
-// middle of its 5 scheduled collections, which span 2.7x within one run
-// (209-565 ms), and five repeats predicted from their own ranks read p99
-// +7% to +117% while p50 and p90 stayed within 4%. Under 368 steps no
-// step bounds p99 from above (0.99^n > 2.5%), so such a run can find a
-// p99 too low but not too high; p50's interval at 200 steps is a few
-// percent of it, so p50 and p90 keep the point.
+// largest steps. Runs of the very process the model simulates, with p99
+// where the pauses begin, miss 25% of the point in 44 of 80 validations
+// and this rule in 2 (TestScaleP99ToleranceCalibrated); straggler-gc's
+// manual:40 at 200 steps has p99 at the middle of its 5 scheduled
+// collections, which spanned 2.7x within one run (209-565 ms), and five
+// repeats predicted from their own ranks read p99 +7% to +117% while p50
+// and p90 stayed within 4%. Under 368 steps no step bounds p99 from above
+// (0.99^n > 2.5%), so such a run can find a p99 too low but not too high.
+// p50 and p90 keep the point: their intervals in those runs lay within
+// -13%..+9% and -17%..+20% of it, inside the 25%.
 func (v *Validation) P99Within() bool {
 	p := v.Predicted.Est.P99
 	return p >= (1-TolQuantile)*v.P99Lo && p <= (1+TolQuantile)*v.P99Hi
