@@ -16,7 +16,9 @@
 // Load reads results directories into Groups (case, variant, world size);
 // Build validates on every measured multi-rank group (in sample, each run
 // from the others, and from single-rank runs of the same variant) and
-// predicts each variant from its largest world size; Report renders text,
+// predicts each variant from its largest world size; a variant with a
+// validation beyond tolerance (Validation.Beyond: p50, p90, p99, spike
+// rate) is not validated (Report.Status, Report.Failed); Report renders text,
 // JSON and a self-contained HTML page with a chart. docs/scale.md has the
 // model and its limits.
 package scale
