@@ -43,6 +43,9 @@ type Options struct {
 	// MaxRuns is the most runs per variant adaptive rounds may grow to
 	// (-max-runs): the plan must be able to decide at that size.
 	MaxRuns int
+	// Detect is the change the plan must see in p50 and p99 with
+	// stats.DetectPower (gate -detect 20%: 0.2); 0: a doubling.
+	Detect float64
 	// History, when set, holds each case's baseline from recent nights
 	// (gate -baseline history:N) instead of the golden files; their
 	// measured night-to-night drift is the session drift.

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -259,14 +261,73 @@ func TestPlanPowerRefusesAGateThatCannotFail(t *testing.T) {
 	p := plan(t, baseline(t, "test-cpu", spread(1, 2.5)), c)
 	pw := p.PlanPower()
 	var pe *PlanError
-	if !errors.As(pw.Refused, &pe) || !strings.Contains(pe.Msg, "p50") || !strings.Contains(pe.Msg, "with -runs ") {
-		t.Fatalf("refused %v, want a refusal naming p50 and the runs that can", pw.Refused)
+	// Against two runs this far apart no number of new runs can (the old
+	// wording offered "-runs more than 1000"): the baseline is remade.
+	if !errors.As(pw.Refused, &pe) || !strings.Contains(pe.Msg, "p50") ||
+		!strings.Contains(pe.Msg, "no number of new runs up to 1000 can against the baseline's 2: remake the baseline") {
+		t.Fatalf("refused %v, want a refusal naming p50 and what can decide", pw.Refused)
 	}
 	// Runs within 1% of each other: the same plan decides.
 	c = fixtureCase(t)
 	p = plan(t, baseline(t, "test-cpu", spread(1, 1.01)), c)
 	if pw := p.PlanPower(); pw.Refused != nil {
 		t.Errorf("a tight baseline was refused: %v", pw.Refused)
+	}
+}
+
+// TestPlanPowerDetect: gate -detect 20% asks the plan to see +20% in p50
+// and p99, not a doubling: a baseline that can decide a doubling is
+// refused for +20%, the refusal naming the runs that can (and that size
+// then plans), or saying no number of new runs can against this baseline.
+func TestPlanPowerDetect(t *testing.T) {
+	tight := func(g *golden.Golden) {
+		for _, v := range g.Variants {
+			v.Runs[1]["p50"] = 1.05 * v.Runs[0]["p50"]
+		}
+	}
+	dir := baseline(t, "test-cpu", tight)
+	if pw := plan(t, dir, fixtureCase(t)).PlanPower(); pw.Refused != nil {
+		t.Fatalf("a doubling: refused %v", pw.Refused)
+	}
+	p, err := New([]*cases.Case{fixtureCase(t)}, Options{Dir: dir, Class: "test-cpu", Warmup: -1, Detect: 0.2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pe *PlanError
+	if pw := p.PlanPower(); !errors.As(pw.Refused, &pe) || !strings.Contains(pe.Msg, "this gate cannot see +20.0% (-detect)") ||
+		!strings.Contains(pe.Msg, "detect a change of +20.0% with ") {
+		t.Fatalf("+20%%: refused %v, want a refusal naming +20%%", pw.Refused)
+	}
+	m := regexp.MustCompile(`with -runs (\d+) it can`).FindStringSubmatch(pe.Msg)
+	if m == nil {
+		if !strings.Contains(pe.Msg, "no number of new runs") {
+			t.Fatalf("the refusal names neither the runs that can nor that none can: %s", pe.Msg)
+		}
+		return
+	}
+	runs, _ := strconv.Atoi(m[1])
+	p, err = New([]*cases.Case{fixtureCase(t)}, Options{Dir: dir, Class: "test-cpu", Warmup: -1, Detect: 0.2, Runs: runs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pw := p.PlanPower(); pw.Refused != nil {
+		t.Errorf("at the -runs %d the refusal named: %v", runs, pw.Refused)
+	}
+}
+
+// A history baseline holds more runs than its newest night's size: the
+// refusal is sized and worded on the runs the plan tested.
+func TestPlanPowerCountsTheRunsItTested(t *testing.T) {
+	dir := baseline(t, "test-cpu", func(g *golden.Golden) {
+		g.Size.Runs = 1 // the newest night's; the variants hold 2
+		for _, v := range g.Variants {
+			v.Runs[0]["p50"], v.Runs[1]["p50"] = v.Runs[0]["p50"], 2.5*v.Runs[0]["p50"]
+		}
+	})
+	pw := plan(t, dir, fixtureCase(t)).PlanPower()
+	var pe *PlanError
+	if !errors.As(pw.Refused, &pe) || !strings.Contains(pe.Msg, "against the baseline's 2 ") {
+		t.Fatalf("refused %v, want it worded on the baseline's 2 runs", pw.Refused)
 	}
 }
 

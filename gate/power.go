@@ -4,20 +4,13 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/gcjitter/gcjitter/cases"
 	"github.com/gcjitter/gcjitter/golden"
 	"github.com/gcjitter/gcjitter/results"
 	"github.com/gcjitter/gcjitter/stats"
 )
-
-// Decisive are the primary metrics a gate must be able to decide at the
-// size it runs: the typical step and the tail. A plan that cannot detect
-// a doubling of them cannot fail, and is refused; the other primary
-// metrics (spike rate, GC share, the worst pause: counts of rare events
-// with wide run-to-run spread) are planned too, and a plan that cannot
-// decide them is said, not refused.
-var Decisive = []string{"p50", "p99"}
 
 // Power is what a plan can decide before it runs.
 type Power struct {
@@ -26,23 +19,33 @@ type Power struct {
 	Refused error
 	// Warnings are the primary metrics the size cannot decide.
 	Warnings []string
+	// Detects says, per decisive metric, the smallest change the planned
+	// runs detect with stats.DetectPower in its worst variant: what a
+	// pass of this gate will be worth, said before it runs.
+	Detects string
 }
 
 // PlanPower checks, before any run, that the plan's runs against its
-// baselines can detect a doubling of every primary metric (stats.Plan,
-// with the baselines' own run-to-run spreads and the gate's whole family).
+// baselines can detect the plan's effect (Options.Detect, a doubling by
+// default) in every primary metric (stats.Plan, with the baselines' own
+// run-to-run spreads and the gate's whole family). Only the decisive ones
+// (stats.Decisive) refuse; what the verdicts could then see is stated
+// after the runs (results.Comparison.Sensitivity).
 func (p *Plan) PlanPower() Power {
 	type caseItems struct {
-		c     *cases.Case
-		g     *golden.Golden
-		items []stats.PlanItem
+		c       *cases.Case
+		g       *golden.Golden
+		oldRuns int
+		items   []stats.PlanItem
 	}
 	var all []caseItems
 	family := 0
 	for _, c := range p.Cases {
 		g := p.Goldens[c.Name]
-		ci := caseItems{c: c, g: g}
+		// A history baseline holds its nights' runs: more than one night's.
+		ci := caseItems{c: c, g: g, oldRuns: g.Size.Runs}
 		for _, v := range g.Variants {
+			ci.oldRuns = max(ci.oldRuns, len(v.Runs))
 			for _, metric := range primaryOf(c) {
 				mt, ok := stats.MetricByName(metric)
 				if !ok || mt.MinSteps > g.Size.Steps {
@@ -65,15 +68,25 @@ func (p *Plan) PlanPower() Power {
 		family += len(ci.items)
 		all = append(all, ci)
 	}
+	effect := p.Detect
+	if effect <= 0 {
+		effect = 1
+	}
 	var pw Power
+	worst := map[string]string{}
+	detects := map[string]float64{}
 	for _, ci := range all {
 		runs := max(ci.c.Runs, p.MaxRuns)
-		// A history baseline holds its nights' runs: more than one night's.
-		oldRuns := ci.g.Size.Runs
-		if len(ci.g.Variants) > 0 {
-			oldRuns = max(oldRuns, len(ci.g.Variants[0].Runs))
+		opt := stats.PlanOptions{OldRuns: ci.oldRuns, NewRuns: runs, Family: family, Alpha: ci.c.Gate.Alpha, Effect: effect}
+		for _, it := range ci.items {
+			if !slices.Contains(stats.Decisive, it.Metric) {
+				continue
+			}
+			d := stats.Plan([]stats.PlanItem{it}, opt).Detectable
+			if _, ok := detects[it.Metric]; !ok || d > detects[it.Metric] {
+				detects[it.Metric], worst[it.Metric] = d, fmt.Sprintf("%s at %d+%d runs", it.Bench, ci.oldRuns, runs)
+			}
 		}
-		opt := stats.PlanOptions{OldRuns: oldRuns, NewRuns: runs, Family: family, Alpha: ci.c.Gate.Alpha}
 		res := stats.Plan(ci.items, opt)
 		if res.OK {
 			continue
@@ -82,23 +95,66 @@ func (p *Plan) PlanPower() Power {
 			if res.Powers[i] >= stats.DetectPower {
 				continue
 			}
-			msg := fmt.Sprintf("%s %s: %d new runs against the baseline's %d detect a doubling with %.0f%% power (run-to-run spread %s, session drift %s)",
-				it.Bench, it.Metric, runs, ci.g.Size.Runs, 100*res.Powers[i], stats.Pct(it.Spread), stats.Pct(it.Drift))
-			if slices.Contains(Decisive, it.Metric) && pw.Refused == nil {
+			msg := fmt.Sprintf("%s %s: %d new runs against the baseline's %d detect %s with %.0f%% power (run-to-run spread %s, session drift %s)",
+				it.Bench, it.Metric, runs, ci.oldRuns, effectText(effect), 100*res.Powers[i], stats.Pct(it.Spread), stats.Pct(it.Drift))
+			if slices.Contains(stats.Decisive, it.Metric) && pw.Refused == nil {
 				// A spread the host's disturbance made is no reason for
 				// more runs: the baseline itself is to be remade.
 				if bad := p.contamination(ci.c); bad != "" {
 					pw.Refused = &PlanError{fmt.Sprintf("this gate cannot fail: %s; %s", msg, bad)}
 					continue
 				}
-				pw.Refused = &PlanError{fmt.Sprintf("this gate cannot fail: %s; with -runs %s it can, or remake the baseline with more runs (golden update -runs N)",
-					msg, minRunsText(stats.Plan([]stats.PlanItem{it}, stats.PlanOptions{OldRuns: ci.g.Size.Runs, NewRuns: runs, Family: family, Alpha: ci.c.Gate.Alpha}).MinRuns))}
+				pw.Refused = &PlanError{fmt.Sprintf("%s: %s; %s", cannot(effect), msg, moreRunsAdvice(stats.Plan([]stats.PlanItem{it}, opt), ci.oldRuns, p.History != nil))}
 				continue
 			}
 			pw.Warnings = append(pw.Warnings, msg+": it will likely be unknown")
 		}
 	}
+	var parts []string
+	for _, metric := range stats.Decisive {
+		if d, ok := detects[metric]; ok {
+			parts = append(parts, fmt.Sprintf("%s %s (worst: %s)", metric, detectText(d), worst[metric]))
+		} else if mt, ok := stats.MetricByName(metric); ok && len(all) > 0 {
+			// Too short a run for the metric's interval: not tested at all,
+			// which a pass must not hide.
+			parts = append(parts, fmt.Sprintf("%s not tested (its interval needs runs of %d steps)", metric, mt.MinSteps))
+		}
+	}
+	if len(parts) > 0 {
+		pw.Detects = fmt.Sprintf("at this size the gate detects, with %.0f%% power and the session drift allowed: %s; a smaller change can pass unseen",
+			100*stats.DetectPower, strings.Join(parts, "; "))
+	}
 	return pw
+}
+
+// effectText names the change a plan is sized for.
+func effectText(effect float64) string {
+	if effect == 1 {
+		return "a doubling"
+	}
+	return "a change of " + stats.Pct(effect)
+}
+
+// cannot is what a refused plan means: at the default effect (a doubling)
+// the gate could not fail at all; at a stated one it cannot see it.
+func cannot(effect float64) string {
+	if effect == 1 {
+		return "this gate cannot fail"
+	}
+	return fmt.Sprintf("this gate cannot see %s (-detect)", stats.Pct(effect))
+}
+
+// moreRunsAdvice names the new runs that would see the effect against the
+// runs the baseline holds, or says that the baseline itself must grow.
+func moreRunsAdvice(one stats.PlanResult, oldRuns int, fromHistory bool) string {
+	remake := "remake the baseline with more runs (golden update -detect, which sizes them)"
+	if fromHistory {
+		remake = "take more nights (history:N)"
+	}
+	if one.MinRuns == 0 {
+		return fmt.Sprintf("no number of new runs up to %d can against the baseline's %d: %s", stats.MaxRunsNeeded, oldRuns, remake)
+	}
+	return fmt.Sprintf("with -runs %d it can, or %s", one.MinRuns, remake)
 }
 
 // CanGate says whether a gate of the cases at their baselines' sizes, with
@@ -122,6 +178,7 @@ func CanGate(cs []*cases.Case, dir, class string, host results.Host) (refusal, e
 	return p.PlanPower().Refused, nil
 }
 
+// minRunsText: "more than 1000" when no size up to stats.MaxRunsNeeded decides.
 func minRunsText(n int) string {
 	if n == 0 {
 		return fmt.Sprintf("more than %d", stats.MaxRunsNeeded)
@@ -148,6 +205,9 @@ func (p *Plan) CheckPower(w io.Writer, gated bool) error {
 			return pw.Refused
 		}
 		pw.Warnings = append([]string{pw.Refused.Error() + " (timing is reported only: running)"}, pw.Warnings...)
+	}
+	if pw.Detects != "" {
+		fmt.Fprintf(w, "gcjitter gate: %s\n", pw.Detects)
 	}
 	for i, msg := range pw.Warnings {
 		if i == 5 {
@@ -184,7 +244,7 @@ func planBothSides(cs []*cases.Case, maxRuns int, drift bool, what string) error
 	for _, c := range cs {
 		var items []stats.PlanItem
 		for _, v := range c.Variants {
-			for _, metric := range Decisive {
+			for _, metric := range stats.Decisive {
 				if mt, ok := stats.MetricByName(metric); ok && mt.MinSteps <= c.Steps && slices.Contains(primaryOf(c), metric) {
 					it := stats.PlanItem{Bench: results.BenchName(c.Name, v.Name), Metric: metric, Floor: float64(c.Gate.Floor(metric))}
 					if drift {

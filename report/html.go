@@ -576,7 +576,7 @@ p, pre { overflow-wrap: anywhere; } pre { white-space: pre-wrap; }
 {{end}}</section>{{end}}
 {{if .Comparison}}{{if not .Comparison.Reference}}<div class="banner {{if eq .Status "regression"}}fail{{else if eq .Status "undecided"}}undecided{{else}}pass{{end}}" id="banner"><b>{{.Status}}{{with .Regressions}}: {{index . 0}}{{if gt (len .) 1}} (and {{len (slice . 1)}} more){{end}}{{end}}</b>
 {{with .Regressions}}{{if gt (len .) 1}}<ul class="regs">{{range slice . 1}}<li>{{.}}</li>{{end}}</ul>{{end}}{{end}}
-<div>{{index .Counts "regressed"}} regressed · {{index .Counts "improved"}} improved · {{index .Counts "same"}} same · {{index .Counts "unknown"}} unknown (undecided) · {{index .Counts "descriptive"}} descriptive</div></div>
+<div>{{index .Counts "regressed"}} regressed · {{index .Counts "improved"}} improved · {{index .Counts "same"}} same · {{index .Counts "unknown"}} unknown (undecided) · {{index .Counts "descriptive"}} descriptive</div>{{with .Comparison.SensitivityText}}<div class="why" id="sensitivity">{{.}}</div>{{end}}</div>
 <p>old: <code>{{.Comparison.Old.Path}}</code> · new: <code>{{.Comparison.New.Path}}</code> · runs are the statistical unit; each change with its interval and the test that decided it; Holm-adjusted over the tested (primary) metrics (family-wise alpha {{.Comparison.Alpha}}); descriptive metrics are reported, not tested</p>{{end}}{{end}}
 {{range .Schedules}}<h2>GC schedule: {{.Golden.Case}}</h2><pre>{{.Text}}</pre>{{end}}
 {{with .FailedRuns}}<h2>Runs that did not complete</h2><table><tr><th>run</th><th>status</th><th>reason</th></tr>

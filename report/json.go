@@ -41,6 +41,17 @@ type jsonDoc struct {
 	// Answers are what to set per case (advise), where the report shows
 	// one results directory's policies.
 	Answers []jsonAnswer `json:"answers,omitempty"`
+	// Sensitivity is, per decisive metric (p50, p99), the largest
+	// detectable change of its tested rows: what a pass is worth.
+	Sensitivity []jsonSensitivity `json:"sensitivity,omitempty"`
+}
+
+type jsonSensitivity struct {
+	Metric     string   `json:"metric"`
+	Detectable *float64 `json:"detectable"` // null: the worst row could see none
+	Worst      string   `json:"worst_bench"`
+	Runs       string   `json:"worst_runs"` // "old+new"
+	Rows       int      `json:"rows"`
 }
 
 type jsonAnswer struct {
@@ -81,8 +92,11 @@ type jsonRow struct {
 	Verdict   string   `json:"verdict"`
 	// Relation is the verdict in the comparison's framing: "worse" and
 	// "better" against a reference variant, else the verdict.
-	Relation   string   `json:"relation"`
-	Reason     string   `json:"reason"`
+	Relation string `json:"relation"`
+	Reason   string `json:"reason"`
+	// Detectable is the smallest change the row's test detects with 95%
+	// power at its size (stats.Row.Detectable); null when untested or none.
+	Detectable *float64 `json:"detectable"`
 	RunsNeeded int      `json:"runs_needed,omitempty"` // per side, in all
 	MoreRuns   int      `json:"more_runs,omitempty"`   // per side, beyond those there
 	Warnings   []string `json:"warnings"`
@@ -164,6 +178,10 @@ func JSON(w io.Writer, d *Doc) error {
 		out.Old, out.New, out.Alpha = c.Old.Path, c.New.Path, c.Alpha
 		out.Framing, out.Status = c.Framing(), d.Status()
 		out.Notes = append(out.Notes, c.Notes...)
+		for _, s := range c.Sensitivity() {
+			out.Sensitivity = append(out.Sensitivity, jsonSensitivity{Metric: s.Metric, Detectable: stats.Finite(s.Detectable),
+				Worst: s.Worst.Bench, Runs: s.Worst.Sizes(), Rows: s.Rows})
+		}
 		seen := map[string]bool{}
 		for _, r := range c.Rows {
 			better := "lower"
@@ -174,7 +192,7 @@ func JSON(w io.Writer, d *Doc) error {
 				Old: est(r.OldEst, r.Old), New: est(r.NewEst, r.New),
 				Change: stats.Finite(r.Change), ChangeLo: stats.Finite(r.ChangeLo), ChangeHi: stats.Finite(r.ChangeHi),
 				P: stats.Finite(r.P), PAdjusted: stats.Finite(r.PAdj), Floor: r.Floor, Verdict: string(r.Verdict), Relation: c.Word(r.Verdict), Reason: r.Reason,
-				RunsNeeded: r.RunsNeeded, MoreRuns: r.MoreRuns(), Warnings: append([]string{}, r.Warnings...)}
+				Detectable: stats.Finite(r.Detectable), RunsNeeded: r.RunsNeeded, MoreRuns: r.MoreRuns(), Warnings: append([]string{}, r.Warnings...)}
 			out.Rows = append(out.Rows, row)
 			if seen[r.Bench] {
 				continue

@@ -51,6 +51,9 @@ func Markdown(w io.Writer, d *Doc) {
 		}
 		fmt.Fprintf(w, "**%s**%s — %d regressed, %d improved, %d same, %d unknown (undecided: not a pass), %d descriptive\n\n",
 			status, failed, n[stats.Regressed], n[stats.Improved], n[stats.Same], n[stats.Unknown], n[stats.Descriptive])
+		if s := d.Comparison.SensitivityText(); s != "" {
+			fmt.Fprintf(w, "%s\n\n", mdEscape(s))
+		}
 	}
 	for _, s := range d.Schedules {
 		switch {

@@ -62,6 +62,11 @@ func TextColor(w io.Writer, c *results.Comparison, color bool) {
 		fmt.Fprintf(w, "\nverdicts: %d regressed, %d improved, %d same, %d unknown (undecided: not a pass), %d descriptive\n",
 			counts[stats.Regressed], counts[stats.Improved], counts[stats.Same], counts[stats.Unknown], counts[stats.Descriptive])
 	}
+	// What a pass is worth: the smallest change of the typical step and the
+	// tail this size could see.
+	if s := c.SensitivityText(); s != "" {
+		fmt.Fprintln(w, s)
+	}
 	for _, v := range []stats.Verdict{stats.Regressed, stats.Improved, stats.Unknown} {
 		for _, r := range c.Rows {
 			if r.Verdict == v {

@@ -3,6 +3,7 @@ package results
 import (
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -419,4 +420,75 @@ func floorFor(opt CompareOptions, old, new *Data, bench, metric, unit string) fl
 		return opt.DefaultFloor
 	}
 	return 0.05
+}
+
+// Sensitivity is what a comparison's size could see in one decisive
+// metric: the largest of its tested rows' detectable changes (at 95%
+// power), the row that has it, and how many rows were tested. A gate that
+// passes says this much and no more: a change under Detectable in the
+// worst row could have gone unseen.
+type Sensitivity struct {
+	Metric string
+	// Detectable is the worst row's (stats.Row.Detectable; +Inf: that row
+	// could see no change).
+	Detectable float64
+	Worst      *stats.Row
+	Rows       int
+}
+
+// Sensitivity is, per stats.Decisive metric with a tested row, what the
+// comparison could detect.
+func (c *Comparison) Sensitivity() []Sensitivity {
+	var out []Sensitivity
+	for _, metric := range stats.Decisive {
+		s := Sensitivity{Metric: metric}
+		for _, r := range c.Rows {
+			if r.Metric != metric || !r.Tested() || math.IsNaN(r.Detectable) {
+				continue
+			}
+			s.Rows++
+			if s.Worst == nil || r.Detectable > s.Detectable {
+				s.Worst, s.Detectable = r, r.Detectable
+			}
+		}
+		if s.Rows > 0 {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// String: "p99 +38% (the worst of 7 rows: ascend/default at 5+5 runs)".
+func (s Sensitivity) String() string {
+	what := stats.Pct(s.Detectable)
+	if math.IsInf(s.Detectable, 1) {
+		what = "none"
+	}
+	where := fmt.Sprintf("%s at %s runs", s.Worst.Bench, s.Worst.Sizes())
+	if s.Rows > 1 {
+		where = fmt.Sprintf("the worst of %d rows: %s", s.Rows, where)
+	}
+	return fmt.Sprintf("%s %s (%s)", s.Metric, what, where)
+}
+
+// SensitivityText is the line every comparison report states its
+// sensitivity in; "" when no decisive metric was tested.
+func (c *Comparison) SensitivityText() string {
+	var parts []string
+	sens := c.Sensitivity()
+	for _, metric := range stats.Decisive {
+		i := slices.IndexFunc(sens, func(s Sensitivity) bool { return s.Metric == metric })
+		switch {
+		case i >= 0:
+			parts = append(parts, sens[i].String())
+		default:
+			// Reported only, or not at all (too short a run for its
+			// interval): a pass says nothing of it.
+			parts = append(parts, metric+" not tested")
+		}
+	}
+	if len(sens) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("smallest change detected with %.0f%% power: %s; a smaller one can pass unseen", 100*stats.DetectPower, strings.Join(parts, "; "))
 }

@@ -199,3 +199,37 @@ func TestCaseOf(t *testing.T) {
 		}
 	}
 }
+
+// Every comparison states what its size could see in p50 and p99: the
+// worst tested row's detectable change, and a decisive metric reported
+// but not tested (too short a run) is named as such, not left out.
+func TestSensitivityNamesTheWorstRow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	noisy := func(n int, sd float64) []float64 {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = 10 * math.Exp(sd*rng.NormFloat64())
+		}
+		return xs
+	}
+	pairs := []stats.Pair{
+		{Bench: "a", Metric: "p50", Old: noisy(5, 0.01), New: noisy(5, 0.01)},
+		{Bench: "b", Metric: "p50", Old: noisy(5, 0.20), New: noisy(5, 0.20)},
+		{Bench: "a", Metric: "p99", Old: noisy(5, 0.05), New: noisy(5, 0.05)},
+	}
+	pairs[2].Descriptive = true // reported, not tested
+	c := &Comparison{Rows: stats.Compare(pairs, stats.Options{})}
+	sens := c.Sensitivity()
+	if len(sens) != 1 || sens[0].Metric != "p50" || sens[0].Worst.Bench != "b" || sens[0].Rows != 2 {
+		t.Fatalf("sensitivity %+v, want p50's worst row b of 2", sens)
+	}
+	if !(sens[0].Detectable > c.Rows[0].Detectable) {
+		t.Errorf("worst %v not above the tight row's %v", sens[0].Detectable, c.Rows[0].Detectable)
+	}
+	text := c.SensitivityText()
+	for _, want := range []string{"p50 " + stats.Pct(sens[0].Detectable) + " (the worst of 2 rows: b at 5+5 runs)", "p99 not tested"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("%q lacks %q", text, want)
+		}
+	}
+}

@@ -754,12 +754,17 @@ func decide(r *Row, alpha float64) {
 		r.Reason = fmt.Sprintf("%s, inside the floor ±%s%s", ci, pctAbs(f), det)
 	default:
 		r.Verdict = Unknown
-		if r.significant {
-			r.Reason = fmt.Sprintf("%s is significant (%s) but reaches into the floor ±%s", ci, fam, pctAbs(f))
-		} else {
-			r.Reason = fmt.Sprintf("%s straddles the floor ±%s (%s)", ci, pctAbs(f), fam)
+		// What the size could not see leads: an unknown that passes a gate
+		// (-unknown pass) is only as safe as that.
+		lead := ""
+		if !math.IsNaN(r.Detectable) {
+			lead = "undecided: " + r.Unseen() + "; "
 		}
-		r.Reason += det
+		if r.significant {
+			r.Reason = fmt.Sprintf("%s%s is significant (%s) but reaches into the floor ±%s", lead, ci, fam, pctAbs(f))
+		} else {
+			r.Reason = fmt.Sprintf("%s%s straddles the floor ±%s (%s)", lead, ci, pctAbs(f), fam)
+		}
 		r.RunsNeeded = runsNeeded(r, alpha)
 		switch {
 		case r.RunsNeeded >= MaxRunsNeeded:
@@ -802,9 +807,25 @@ func confText(level float64) string {
 
 func detText(r *Row) string {
 	if math.IsInf(r.Detectable, 1) {
-		return "no change at this size (the test cannot reach the family's level)"
+		return fmt.Sprintf("no change at %s runs (the test cannot reach the family's level)", r.Sizes())
 	}
-	return fmt.Sprintf("%s with 95%% power at this size and spread", Pct(r.Detectable))
+	return fmt.Sprintf("%s with %.0f%% power at %s runs and this spread", Pct(r.Detectable), 100*DetectPower, r.Sizes())
+}
+
+// Sizes are the row's runs, old+new ("5+5").
+func (r *Row) Sizes() string { return fmt.Sprintf("%d+%d", len(r.Old), len(r.New)) }
+
+// Unseen says what a row of this size could not have detected: "a change
+// under +38% could not be seen at 5+5 runs (95% power)". "" when the row
+// was not tested.
+func (r *Row) Unseen() string {
+	switch {
+	case math.IsNaN(r.Detectable):
+		return ""
+	case math.IsInf(r.Detectable, 1):
+		return fmt.Sprintf("no change could be seen at %s runs (the test cannot reach the family's level)", r.Sizes())
+	}
+	return fmt.Sprintf("a change under %s could not be seen at %s runs (%.0f%% power)", Pct(r.Detectable), r.Sizes(), 100*DetectPower)
 }
 
 // testScale returns the row's change d and its floor on the test's own

@@ -21,6 +21,15 @@ var DefaultPrimary = func() []string {
 	return out
 }()
 
+// Decisive are the primary metrics a gate must be able to decide: the
+// typical step and the tail. Every comparison states the smallest change
+// of each that its size could detect (results.Comparison.Sensitivity), and
+// a gate whose plan cannot see its -detect effect (a doubling by default)
+// in them is refused; the other primary metrics (spike rate, GC share, the
+// worst pause: counts of rare events with wide run-to-run spread) are
+// planned too, and what they cannot decide is said, not refused.
+var Decisive = []string{"p50", "p99"}
+
 // IsPrimary reports whether a gcjitter metric is tested under a primary
 // list (nil: DefaultPrimary).
 func IsPrimary(metric string, primary []string) bool {

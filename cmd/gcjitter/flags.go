@@ -135,3 +135,17 @@ func noFlags(name, usage string, stderr io.Writer) *flag.FlagSet {
 	fs.Usage = func() { fmt.Fprintln(stderr, usage) }
 	return fs
 }
+
+// detectFlag is -detect F: a change above 0 (20%, 0.2) that a plan must see.
+func detectFlag(fs *flag.FlagSet, usage string) *float64 {
+	var detect float64
+	fs.Func("detect", usage, func(s string) error {
+		v, err := cases.ParseFraction(s)
+		if err == nil && !(v > 0) {
+			err = fmt.Errorf("want a change above 0, e.g. 20%%")
+		}
+		detect = v
+		return err
+	})
+	return &detect
+}

@@ -29,6 +29,7 @@ func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	from := fs.String("from", "", "judge the runs kept in this results directory (an interrupted gate's, say) instead of running")
 	baseline := fs.String("baseline", "golden", "what to judge against: golden (the files in -golden) or history:N (the last N nights of this host class in -history, with the night-to-night drift they measured)")
 	lim := adaptiveFlags(fs)
+	detect := detectFlag(fs, "refuse to run (exit 2) unless the runs can detect this change `F` (e.g. 20%) of p50 and p99 with 95% power against the baselines, naming the runs that can (default: a doubling); every report states what its size detected")
 	var drift *float64
 	fs.Func("drift", fmt.Sprintf("session drift `F` of the timing metrics, e.g. 2%% (default: each case's gate.drift, else %.0f%%, measured on shared VMs; 0: as if the baseline were made in this session)", 100*stats.HostDrift), func(s string) error {
 		v, err := cases.ParseFraction(s)
@@ -63,7 +64,7 @@ unchanged environment), 2 bad input or missing baseline, 3 infrastructure.
 	if nights > 0 && f.history == "" {
 		return cli.Usagef("-baseline %s reads a history store: name it with -history or $%s", *baseline, history.DSNEnv)
 	}
-	plan, m, outDir, runErr := gateRuns(ctx, f, fs, *dir, *from, timing, drift, lim.MaxRuns, nights, stderr)
+	plan, m, outDir, runErr := gateRuns(ctx, f, fs, *dir, *from, timing, drift, lim.MaxRuns, *detect, nights, stderr)
 	if m == nil {
 		return runErr
 	}
@@ -121,7 +122,7 @@ unchanged environment), 2 bad input or missing baseline, 3 infrastructure.
 // gateRuns plans the gate against its baselines (everything checked before
 // anything runs) and makes its runs, or reads them -from a results
 // directory. A nil manifest means stop with the error.
-func gateRuns(ctx context.Context, f *commonFlags, fs *flag.FlagSet, dir, from string, timing *string, drift *float64, maxRuns, nights int, stderr io.Writer) (*gate.Plan, *results.Manifest, string, error) {
+func gateRuns(ctx context.Context, f *commonFlags, fs *flag.FlagSet, dir, from string, timing *string, drift *float64, maxRuns int, detect float64, nights int, stderr io.Writer) (*gate.Plan, *results.Manifest, string, error) {
 	var m *results.Manifest
 	cs, err := f.loadCases(fs.Args())
 	if from != "" {
@@ -150,7 +151,7 @@ func gateRuns(ctx context.Context, f *commonFlags, fs *flag.FlagSet, dir, from s
 		}
 	}
 	plan, err := gate.New(cs, gate.Options{Dir: dir, Class: f.hostClass, Host: host,
-		Runs: f.sel.Runs, Steps: f.sel.Steps, Warmup: f.sel.Warmup, KeepSizes: m != nil, Drift: drift, MaxRuns: maxRuns, History: fromHistory})
+		Runs: f.sel.Runs, Steps: f.sel.Steps, Warmup: f.sel.Warmup, KeepSizes: m != nil, Drift: drift, MaxRuns: maxRuns, Detect: detect, History: fromHistory})
 	var missing *gate.MissingError
 	if errors.As(err, &missing) {
 		var caseArgs []string

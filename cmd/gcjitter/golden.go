@@ -46,15 +46,7 @@ func goldenUpdate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	f.censusFlag(fs)
 	dir := fs.String("golden", "golden", "baselines directory")
 	from := fs.String("from", "", "make the baselines from this results directory instead of running")
-	var detect float64
-	fs.Func("detect", fmt.Sprintf("size each case's runs to detect this change `F` (e.g. 20%%) in a gate against the baseline: runs of at least %d steps (p99's interval), %d runs a variant first to measure the spreads, then as many more as the power plan asks (at most %d), with the session drift allowed; the metrics that cannot see F within that are named", stats.MinStepsP99, gate.DetectPilotRuns, gate.DetectMaxRuns), func(s string) error {
-		v, err := cases.ParseFraction(s)
-		if err == nil && !(v > 0) {
-			err = fmt.Errorf("want a change above 0, e.g. 20%%")
-		}
-		detect = v
-		return err
-	})
+	detectP := detectFlag(fs, fmt.Sprintf("size each case's runs to detect this change `F` (e.g. 20%%) in a gate against the baseline: runs of at least %d steps (p99's interval), %d runs a variant first to measure the spreads, then as many more as the power plan asks (at most %d), with the session drift allowed; the metrics that cannot see F within that are named", stats.MinStepsP99, gate.DetectPilotRuns, gate.DetectMaxRuns))
 	allowBusy := fs.Bool("allow-busy", false, fmt.Sprintf("write baselines from runs made beside other load (other processes keeping over %.0f%% of the host's CPUs, at least %.1f, busy); the baseline's provenance records it", 100*results.BusyShare, results.BusyMinCPUs))
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: gcjitter golden update [flags] [case ...]
@@ -75,6 +67,7 @@ changed against the baseline it replaces.
 		return cli.Usagef("%v", err)
 	}
 	f.hostClass = class
+	detect := *detectP
 	if detect > 0 && *from != "" {
 		return cli.Usagef("-detect sizes the runs golden update makes: drop it with -from")
 	}
