@@ -3,7 +3,6 @@ package scale
 import (
 	"math/rand/v2"
 	"runtime"
-	"slices"
 	"sync"
 
 	"github.com/gcjitter/gcjitter/stats"
@@ -12,7 +11,7 @@ import (
 // Options are a prediction's settings.
 type Options struct {
 	Steps      int // simulated steps per job (default 10,000)
-	Boot       int // bootstrap replicates for the intervals (default 40)
+	Boot       int // bootstrap replicates for the intervals (default: stats.BootReplicates(Level), 400 at 95%)
 	Seed       uint64
 	Collective Collective
 	// Level is the intervals' coverage (default 0.95).
@@ -63,11 +62,11 @@ func (o Options) orDefault() Options {
 	if o.Steps <= 0 {
 		o.Steps = 10000
 	}
-	if o.Boot <= 0 {
-		o.Boot = 40
-	}
 	if o.Level <= 0 || o.Level >= 1 {
 		o.Level = 0.95
+	}
+	if o.Boot <= 0 {
+		o.Boot = stats.BootReplicates(o.Level)
 	}
 	if o.Collective.Kind == "" {
 		o.Collective.Kind = "tree"
@@ -146,22 +145,20 @@ func predictWith(g *Group, runs []*Run, from int, resid []float64, ranks []int, 
 	}
 	close(next)
 	wg.Wait()
-	a := (1 - opt.Level) / 2
 	for i := range out {
-		out[i].Lo, out[i].Hi = interval(reps[i], a)
+		out[i].Lo, out[i].Hi = interval(reps[i], opt.Level)
 	}
 	return out
 }
 
 // interval is the percentile interval of each figure over replicates.
-func interval(reps []Figures, a float64) (lo, hi Figures) {
+func interval(reps []Figures, level float64) (lo, hi Figures) {
 	pick := func(f func(Figures) float64) (float64, float64) {
 		xs := make([]float64, len(reps))
 		for i, r := range reps {
 			xs[i] = f(r)
 		}
-		slices.Sort(xs)
-		return stats.Quantile(xs, a), stats.Quantile(xs, 1-a)
+		return stats.PercentileInterval(xs, level)
 	}
 	lo.P50, hi.P50 = pick(func(f Figures) float64 { return f.P50 })
 	lo.P90, hi.P90 = pick(func(f Figures) float64 { return f.P90 })

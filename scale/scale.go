@@ -236,6 +236,9 @@ func quantileInterval(sorted []float64, q, level float64) (lo, hi float64) {
 func Build(groups []*Group, ranks []int, opt Options) *Report {
 	opt = opt.orDefault()
 	rep := &Report{Options: opt}
+	if need := stats.BootReplicates(opt.Level); opt.Boot < need {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%d bootstrap replicates: a %g%% interval needs %d (-boot 0 chooses them), else its ends are near the extreme replicates and move with the seed", opt.Boot, 100*opt.Level, need))
+	}
 	sortGroups(groups)
 	var order []caseVariant
 	bySize := map[caseVariant][]*Group{}
