@@ -58,8 +58,8 @@ func GarbageFor(perStep float64) Garbage {
 	return Garbage{Cycles: max(1, int(math.Round(perStep*float64(every)))), Objects: 1, Every: every}
 }
 
-// Tolerances are what a reproduction must meet (fit -check, and the
-// issue's acceptance): full-collection period and young-collection rates
+// Tolerances are what a reproduction must meet (fit -check):
+// full-collection period and young-collection rates
 // relative, full-collection pause relative.
 const (
 	PeriodTolerance = 0.15

@@ -71,7 +71,8 @@ type Plan struct {
 	// (not another model, not an unmeasured speed): Policy.ForSpeed.
 	speedOnly bool
 
-	runs *results.Cache // every judgement's and report's runs: each stream read once
+	runs *results.Cache   // every judgement's and report's runs: each stream read once
+	pool []*golden.Golden // golden.Pool: the noise contamination is judged in
 }
 
 // runCache is the plan's cache of run summaries and steps, shared by its
@@ -580,7 +581,7 @@ func Kept(dir string, names []string) (*results.Manifest, []*cases.Case, error) 
 }
 
 // Contamination names the baselines whose runs disagree beyond the host's
-// noise (golden.Golden.Contaminated: the host was disturbed while they
+// noise (golden.Contaminated in the class's golden.Pool: the host was disturbed while they
 // were made), with the golden update that remakes each: said before the
 // runs and kept in the reports, since their timings judge nothing.
 func (p *Plan) Contamination() []string {
@@ -597,7 +598,14 @@ func (p *Plan) contamination(c *cases.Case) string {
 	if p.History != nil {
 		return "" // nights, not one session's runs
 	}
-	bad := golden.Contaminated(p.Goldens[c.Name])
+	if p.pool == nil {
+		var planned []*golden.Golden
+		for _, pc := range p.Cases {
+			planned = append(planned, p.Goldens[pc.Name])
+		}
+		p.pool = golden.Pool(p.Dir, p.Class, planned...)
+	}
+	bad := golden.Contaminated(p.pool, c.Name)
 	if len(bad) == 0 {
 		return ""
 	}

@@ -25,10 +25,35 @@ type Contamination struct {
 	IDs []string
 }
 
-// Contaminated are the variants of the baselines (made in one session)
-// whose runs disagree; the host's noise is pooled over all of them, per
-// metric.
-func Contaminated(gs ...*Golden) []Contamination {
+// Pool is the one pool of noise every contamination decision reads (golden
+// update, the gate, the shipped-baselines test): the baselines of the host
+// class in dir, with fresh ones (not yet written) in place of the files
+// they replace. One variant's runs swing with their own luck, and the
+// class's runs are one host kind's noise; were each reader to pool what it
+// happens to hold (a session, a case, the class), the same baseline could
+// be clean when written and contaminated at the gate.
+func Pool(dir, class string, fresh ...*Golden) []*Golden {
+	pool := slices.Clone(fresh)
+	for _, g := range ReadClass(dir, class) {
+		if !slices.ContainsFunc(fresh, func(f *Golden) bool { return f.Case == g.Case }) {
+			pool = append(pool, g)
+		}
+	}
+	return pool
+}
+
+// Contaminated are the variants of the pool's baselines whose runs
+// disagree beyond the noise pooled over all of them (per metric), for the
+// named cases (all when none is named).
+func Contaminated(pool []*Golden, caseNames ...string) []Contamination {
+	out := contaminated(pool)
+	if len(caseNames) == 0 {
+		return out
+	}
+	return slices.DeleteFunc(out, func(c Contamination) bool { return !slices.Contains(caseNames, c.Case) })
+}
+
+func contaminated(gs []*Golden) []Contamination {
 	type at struct {
 		g *Golden
 		v int

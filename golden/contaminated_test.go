@@ -141,3 +141,55 @@ func TestUpdateRefusesBusyRuns(t *testing.T) {
 		t.Errorf("quiet runs: %v", err)
 	}
 }
+
+// TestOnePool: golden update, the gate and the shipped-baselines test
+// judge contamination in one pool, the host class's (Pool). A variant
+// whose runs swing wide looks clean in a pool of its own spread, yet is
+// contaminated against the class's noise; were each reader to pool what
+// it holds, the same baseline would be clean when written and
+// contaminated at the gate.
+func TestOnePool(t *testing.T) {
+	make := func(name string, p50s ...float64) *Golden {
+		g, err := FromResults(fiveRuns(t, nil), fixtureDir, "fixture", "test-cpu")
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.Case = name
+		for _, v := range g.Variants {
+			for i, r := range v.Runs {
+				if p50s != nil {
+					r["p50"] = p50s[i] * 1e6
+					r["mean"], r["max"] = r["p50"], r["p50"]
+				}
+			}
+		}
+		return g
+	}
+	dir := t.TempDir()
+	quiet := make("quiet")
+	if _, err := quiet.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	// One run at 1.64x the median, the others within 14%: alone, its own
+	// spread (MAD) hides it.
+	noisy := make("noisy", 1000, 1050, 1100, 1250, 1800)
+	if got := Contaminated([]*Golden{noisy}); len(got) != 0 {
+		t.Fatalf("pooled alone the wide variant should pass (the old gate's pool): %v", got)
+	}
+	// Fresh (golden update's view: not yet written) and written (the
+	// gate's and the shipped test's view): one pool, one decision.
+	fresh := Contaminated(Pool(dir, "test-cpu", noisy), "noisy")
+	if _, err := noisy.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	written := Contaminated(Pool(dir, "test-cpu"), "noisy")
+	if len(fresh) == 0 || len(written) != len(fresh) || fresh[0].String() != written[0].String() {
+		t.Fatalf("fresh %v, written %v: want the same contamination of noisy", fresh, written)
+	}
+	if !strings.Contains(fresh[0].String(), "run 5 of 5 has p50 1.64x") {
+		t.Errorf("contamination %s, want run 5 named", fresh[0])
+	}
+	if got := Contaminated(Pool(dir, "test-cpu"), "quiet"); len(got) != 0 {
+		t.Errorf("the quiet baseline is named: %v", got)
+	}
+}

@@ -181,7 +181,11 @@ func UpdateFrom(w io.Writer, dir, class string, srcs []Source, opt UpdateOptions
 		}
 	}
 	refused := &ContaminatedError{Dir: strings.Join(dirs, " and ")}
-	for _, c := range Contaminated(gs...) {
+	var names []string
+	for _, g := range gs {
+		names = append(names, g.Case)
+	}
+	for _, c := range Contaminated(Pool(dir, class, gs...), names...) {
 		c.IDs = runIDs(ms[c.Case], c.Case, c.Variant)
 		refused.Variants = append(refused.Variants, c)
 	}

@@ -55,7 +55,7 @@ func Load(dirs []string) ([]*Group, []string, error) {
 			g.Runs = append(g.Runs, run)
 			if noOwn && !g.NoOwn {
 				g.NoOwn = true
-				warnings = append(warnings, fmt.Sprintf("%s: no \"own\" time in the step records (a gcjitter before a87631b): each rank's step time, which holds its wait for the slowest rank, stands in for its own time, so %s/%s's predictions run high; rerun the case for a sound prediction", run.Path, r.Case, r.Variant))
+				warnings = append(warnings, fmt.Sprintf("%s: no \"own\" time in the step records (an older worker wrote these records): each rank's step time, which holds its wait for the slowest rank, stands in for its own time, so %s/%s's predictions run high; rerun the case for a sound prediction", run.Path, r.Case, r.Variant))
 			}
 		}
 		if skipped > 0 {

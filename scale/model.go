@@ -45,8 +45,8 @@ type Group struct {
 	Ranks                 int // world size of the runs
 	Rule                  stats.SpikeRule
 	Runs                  []*Run
-	// NoOwn: the streams predate the "own" field (gcjitter before
-	// a87631b); each rank's step time stands in for its own time, and it
+	// NoOwn: the streams predate the "own" field (an older worker wrote
+	// them); each rank's step time stands in for its own time, and it
 	// holds its wait for the slowest rank, so predictions run high.
 	NoOwn bool
 }

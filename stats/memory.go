@@ -23,7 +23,8 @@ type Mem struct {
 	// raises and a sawtooth does not: on ascend-gpt-periodic-gc's default
 	// (RSS climbs 285 -> 400 MiB in 45 steps, then saws 390-425 MiB with
 	// each full collection, every 39 steps) a slope of every step reads
-	// 133 MiB per 1000 steps, of the second half 36, of its envelope 0.6;
+	// 133 MiB per 1000 steps, of the second half 36, of its envelope 0 (at
+	// -reduced, 270 steps: 0 B in 2 runs of 2026-12-05);
 	// disabled reads 2.95 GiB either way. A median ignores the
 	// sawtooth a collector makes and a lone jump (an arena, a page-in); a
 	// least-squares line would follow them.
