@@ -207,11 +207,11 @@ func (s *Store) Query(ctx context.Context, f Filter) ([]*Series, error) {
 // QueryRuns reads the series f selects from the nights' runs, each night's
 // values in run order (and its summary computed from them): for
 // re-analysis and show -runs. Nights whose runs were pruned are not in
-// them. Nights and runs are read first; the values (most of the
-// rows) come as bare (night, run, metric, value) rows, unsorted, and are
-// grouped here: sorting and joining millions of wide rows in the database
-// costs more than the reading, and every repeated string would be a new
-// allocation.
+// them. One row per run, joined to its night, with every metric of the
+// run in its metrics column (decodeMetrics), read unsorted and grouped
+// here: sorting and joining millions of wide rows in the database costs
+// more than the reading, and a night's strings are shared among its runs
+// (nights, envs) rather than allocated again per row.
 func (s *Store) QueryRuns(ctx context.Context, f Filter) ([]*Series, error) {
 	var where []string
 	var args []any
