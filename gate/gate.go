@@ -14,12 +14,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/gcjitter/gcjitter/cases"
 	"github.com/gcjitter/gcjitter/golden"
 	"github.com/gcjitter/gcjitter/history"
-	"github.com/gcjitter/gcjitter/internal/atomicfile"
 	"github.com/gcjitter/gcjitter/internal/cli"
 	"github.com/gcjitter/gcjitter/report"
 	"github.com/gcjitter/gcjitter/results"
@@ -405,69 +403,25 @@ func (o *Outcome) Warnings() []string {
 	return out
 }
 
-// WriteText writes the gate's verdicts as people read them: the
-// expectations, each case's schedule layer, then the timing layer.
-func (o *Outcome) WriteText(w io.Writer, color bool) {
-	if p := o.Manifest.Partial(); p != "" {
-		fmt.Fprintf(w, "%s\n", p)
-	}
-	io.WriteString(w, o.ExpectText)
+// Report is the judged gate as package report renders and writes it:
+// where its baselines are, and their tails from their quantile sketches
+// (baselines keep no steps).
+func (o *Outcome) Report() *report.Gate {
 	where := o.Plan.Dir
 	if o.Plan.History != nil {
 		where = "the history: " + o.Plan.Paths[o.Plan.Cases[0].Name]
 	}
-	fmt.Fprintf(w, "\ngate: host class %s, baselines in %s\n", o.Plan.Class, where)
-	for _, res := range o.Schedules {
-		fmt.Fprintf(w, "\n%s", res.Text())
-	}
-	fmt.Fprintf(w, "\ntiming layer (%s):\n", map[bool]string{false: "gated", true: "reported only"}[o.Policy.Timing == TimingReport])
-	report.TextColor(w, o.Comparison, color)
-}
-
-// Doc is the gate's report document, with the new runs' steps and the
-// baselines' tails (from their quantile sketches: baselines keep no steps).
-func (o *Outcome) Doc(dir string) (*report.Doc, error) {
-	d := &report.Doc{Kind: "gate", Title: "gcjitter gate: host class " + o.Plan.Class, Generated: time.Now(),
-		Comparison: o.Comparison, Schedules: o.Schedules, Manifest: o.Manifest}
-	if err := report.AttachStepsFrom(d, o.Plan.runCache().LoadSteps, "", dir); err != nil {
-		return nil, err
-	}
+	sketches := map[string]*stats.Sketch{}
 	for _, c := range o.Plan.Cases {
 		for _, v := range o.Plan.Goldens[c.Name].Variants {
-			if v.Quantiles == nil {
-				continue
-			}
-			bench := results.BenchName(c.Name, v.Name)
-			pair := d.Steps[bench]
-			if pair[0] == nil {
-				pair[0] = &results.Steps{Sketch: v.Quantiles}
-				d.Steps[bench] = pair
+			if v.Quantiles != nil {
+				sketches[results.BenchName(c.Name, v.Name)] = v.Quantiles
 			}
 		}
 	}
-	return d, nil
-}
-
-// ReportFormats are the files a gate leaves in its results directory
-// (gate.txt besides): what CI systems pick up.
-var ReportFormats = []string{"markdown", "json", "junit", "html"}
-
-// WriteReports writes gate.txt (never coloured) and the report files into
-// dir, and returns the document.
-func (o *Outcome) WriteReports(dir string) (*report.Doc, error) {
-	var text bytes.Buffer
-	o.WriteText(&text, false)
-	if err := atomicfile.Write(filepath.Join(dir, "gate.txt"), text.Bytes(), 0o644); err != nil {
-		return nil, err
-	}
-	d, err := o.Doc(dir)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := report.WriteFiles(dir, "gate", d, ReportFormats...); err != nil {
-		return nil, err
-	}
-	return d, nil
+	return &report.Gate{Class: o.Plan.Class, Baselines: where, ExpectText: o.ExpectText, Schedules: o.Schedules,
+		TimingReported: o.Policy.Timing == TimingReport, Comparison: o.Comparison, Manifest: o.Manifest,
+		Sketches: sketches, LoadSteps: o.Plan.runCache().LoadSteps}
 }
 
 // leaveCountsToSchedules drops the collection-count rows of the cases whose

@@ -41,7 +41,7 @@ func TestGateReadsEachStreamOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if _, err := o.WriteReports(dir); err != nil {
+		if _, err := o.Report().WriteReports(dir); err != nil {
 			t.Fatal(err)
 		}
 		if n := results.StreamReads() - before; n != int64(streams) {

@@ -97,11 +97,12 @@ unchanged environment), 2 bad input or missing baseline, 3 infrastructure.
 	}
 	out := report.HumanOut(*format, stdout, stderr)
 	report.RunSummaryText(out, m)
-	o.WriteText(out, report.ColorFor(out)) // the terminal gets colour, gate.txt never does
+	judged := o.Report()
+	judged.WriteText(out, report.ColorFor(out)) // the terminal gets colour, gate.txt never does
 	for _, w := range o.Warnings() {
 		fmt.Fprintf(stderr, "gcjitter gate: warning: %s\n", w)
 	}
-	d, err := o.WriteReports(outDir)
+	d, err := judged.WriteReports(outDir)
 	if err != nil {
 		return cli.InfraError(fmt.Errorf("writing the reports: %w", err))
 	}
