@@ -328,3 +328,9 @@ func orNaN(v float64) float64 {
 	}
 	return v
 }
+
+// tidy is benchunit's normalisation of a unit ("ns/step" to "sec/step").
+func tidy(unit string) string {
+	_, u := benchunit.Tidy(1, unit)
+	return u
+}
