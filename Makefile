@@ -67,9 +67,13 @@ matrix: build
 # The stack users run (scripts/stack.sh frameworks: torch 2.15 from PyPI
 # on CPython 3.11, transformers, lightning; 85 s and 5.6 GB on a fresh
 # machine, wheels cached): Hugging Face and Lightning Trainer loops traced
-# unchanged (cmd/gcjitter/testdata/stack). Not part of make test.
+# unchanged (cmd/gcjitter/testdata/stack); and HolisticTraceAnalysis
+# (scripts/stack.sh hta: 23 s, 0.5 GB) reading every trace gcjitter
+# imports (runner's TestHTAAgrees). Not part of make test.
 matrix-stack: build
-	@py="$$(scripts/stack.sh frameworks)"; GCJITTER_PYTHON="$(PYTHON)" GCJITTER_STACK_PYTHON="$$py" $(GO) test -count=1 -run '^TestStackScripts$$' -timeout 30m -v ./cmd/gcjitter
+	@py="$$(scripts/stack.sh frameworks)"; hta="$$(scripts/stack.sh hta)"; set -e; \
+	GCJITTER_HTA_PYTHON="$$hta" $(GO) test -count=1 -run '^TestHTAAgrees$$' -v ./runner; \
+	GCJITTER_PYTHON="$(PYTHON)" GCJITTER_STACK_PYTHON="$$py" $(GO) test -count=1 -run '^TestStackScripts$$' -timeout 30m -v ./cmd/gcjitter
 
 clean:
 	rm -rf bin

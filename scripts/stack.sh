@@ -8,6 +8,8 @@
 #   torch2.15-py3.12   the newest torch on CPython 3.12
 #   torch2.15-py3.13   the newest torch on CPython 3.13 (gen-0 threshold 2000)
 #   frameworks         torch2.15-py3.11 plus transformers (with accelerate) and lightning
+#   hta                HolisticTraceAnalysis on CPython 3.11, no torch: the peer that
+#                      reads the traces gcjitter imports (runner's TestHTAAgrees)
 #
 # Debian's torch 1.13 on /usr/bin/python3 (scripts/setup.sh) stays the
 # oldest supported stack and the default (README, "Stacks").
@@ -18,7 +20,7 @@
 # PyPI torch for Linux x86_64 is a CUDA build of several GB; it runs on the
 # CPU.
 set -euo pipefail
-stack=${1:?usage: stack.sh torch2.15-py3.11|torch2.5-py3.11|torch2.15-py3.12|torch2.15-py3.13|frameworks}
+stack=${1:?usage: stack.sh torch2.15-py3.11|torch2.5-py3.11|torch2.15-py3.12|torch2.15-py3.13|frameworks|hta}
 root=${GCJITTER_STACKS:-$HOME/.cache/gcjitter/stacks}
 export PIP_CACHE_DIR=${PIP_CACHE_DIR:-$HOME/.cache/gcjitter/wheels}
 say() { echo "stack.sh: $*" >&2; }
@@ -29,6 +31,7 @@ case $stack in
   torch2.15-py3.12) py=3.12; pkgs=(torch==2.15.0) ;;
   torch2.15-py3.13) py=3.13; pkgs=(torch==2.15.0) ;;
   frameworks) py=3.11; pkgs=(torch==2.15.0 "transformers[torch]" lightning) ;;
+  hta) py=3.11; pkgs=(holistictraceanalysis==0.5.0); probe=hta; pkgname=holistictraceanalysis ;;
   *) say "unknown stack $stack"; exit 2 ;;
 esac
 # numpy: torch's tensors from and to arrays, which the worker's emulated
@@ -36,7 +39,7 @@ esac
 pkgs+=(numpy)
 
 venv=$root/$stack
-if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import torch' >/dev/null 2>&1; then
+if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "import ${probe:-torch}" >/dev/null 2>&1; then
   echo "$venv/bin/python"
   exit 0
 fi
@@ -65,5 +68,5 @@ rm -rf "$venv"
 mv "$venv.tmp" "$venv"
 took=$(( $(date +%s) - start ))
 size=$(du -sh "$venv" | cut -f1)
-say "$stack: $("$venv/bin/python" -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__)') in $venv ($size, ${took}s)"
+say "$stack: $("$venv/bin/python" -c "import sys, importlib.metadata as m; print('python', sys.version.split()[0], '${probe:-torch}', m.version('${pkgname:-torch}'))") in $venv ($size, ${took}s)"
 echo "$venv/bin/python"
