@@ -65,23 +65,30 @@ func WriteWorker(dir string) (string, error) {
 	return path, nil
 }
 
-// The tracer of gcjitter trace: a module and the sitecustomize that starts
-// it in every Python process of a traced job.
+// The tracer of gcjitter trace: its modules (the hooks, a process's
+// stream, the check of -step-fn before the job starts) and the
+// sitecustomize that starts it in every Python process of a traced job.
 var (
 	//go:embed tracer.py
 	tracerSource []byte
+	//go:embed tracer_stream.py
+	tracerStreamSource []byte
+	//go:embed tracer_check.py
+	tracerCheckSource []byte
 	//go:embed trace_site.py
 	traceSiteSource []byte
 )
 
 // WriteTracer writes into dir what a traced job's PYTHONPATH needs first:
-// sitecustomize.py, gcjitter_trace.py and the worker as gcjitter_worker.py
-// (whose recorder and stream the tracer uses).
+// sitecustomize.py, the tracer's modules as gcjitter_trace.py,
+// gcjitter_trace_stream.py and gcjitter_trace_check.py, and the worker as
+// gcjitter_worker.py (whose recorder and stream the tracer uses).
 func WriteTracer(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("writing the tracer: %w", err)
 	}
-	for name, src := range map[string][]byte{"sitecustomize.py": traceSiteSource, "gcjitter_trace.py": tracerSource, "gcjitter_worker.py": WorkerSource} {
+	for name, src := range map[string][]byte{"sitecustomize.py": traceSiteSource, "gcjitter_trace.py": tracerSource,
+		"gcjitter_trace_stream.py": tracerStreamSource, "gcjitter_trace_check.py": tracerCheckSource, "gcjitter_worker.py": WorkerSource} {
 		if err := atomicfile.Write(filepath.Join(dir, name), src, 0o644); err != nil {
 			return fmt.Errorf("writing the tracer: %w", err)
 		}

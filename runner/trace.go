@@ -159,8 +159,8 @@ func (t *Traced) Account(stepFn string) []string {
 	return lines
 }
 
-// TraceStatus is a traced process's account of its steps (bench/tracer.py
-// writes it).
+// TraceStatus is a traced process's account of its steps
+// (bench/tracer_stream.py writes it).
 type TraceStatus struct {
 	PID         int      `json:"pid"`
 	Stream      bool     `json:"stream"`
@@ -379,7 +379,7 @@ func checkStepFn(ctx context.Context, opt TraceOptions) error {
 	if script != "" {
 		script = absPath(script)
 	}
-	c := exec.CommandContext(ctx, py, "-c", "import gcjitter_trace; gcjitter_trace._check_main()", opt.StepFn, script)
+	c := exec.CommandContext(ctx, py, "-c", "import gcjitter_trace_check; gcjitter_trace_check._check_main()", opt.StepFn, script)
 	c.Env = env
 	var out, errOut bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errOut
