@@ -98,18 +98,10 @@ class Tracer(object):
                 pass
             if "torch_npu" in sys.modules:
                 device = {"kind": "npu", "index": 0, "name": "npu"}
-        free_threaded = bool(getattr(sys, "_is_gil_enabled", None)) and not sys._is_gil_enabled()
         return {
             "type": "meta",
             "schema": worker.SCHEMA,
-            "python": {
-                "version": platform.python_version(),
-                "implementation": platform.python_implementation(),
-                "build": " ".join(platform.python_build()),
-                "compiler": platform.python_compiler(),
-                "executable": sys.executable,
-                "free_threaded": free_threaded,
-            },
+            "python": worker.python_facts(),
             "torch": getattr(torch, "__version__", None) if torch is not None else None,
             "torch_npu": getattr(sys.modules.get("torch_npu"), "__version__", None),
             "device": device,

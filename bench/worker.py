@@ -14,7 +14,11 @@ Constraints that shape this file:
     the collector tracks, or the recorder would move the schedule it observes:
     events go into preallocated arrays and step records are formatted by hand;
   * every step record is written with one os.write, so a crash loses nothing
-    already measured.
+    already measured;
+  * one file: `gcjitter worker -script` prints it as the program users ship
+    with their own launcher (torchrun, mpirun), and its name (a hash of this
+    file) is the worker every run records; so it is not split into modules
+    as the tracer is, though it is past the house's 600 lines.
 
 The Go side (bench/records.go) owns the schema; keep SCHEMA in step with it.
 """
@@ -979,10 +983,22 @@ def _cpu_model():
     return platform.processor() or None
 
 
-def meta_record(args, torch, device, policy, recorder_on, notes):
+def python_facts():
+    """The interpreter in the meta record (the tracer's too): what the
+    environment key and the collector's behaviour depend on."""
     import platform
+    return {
+        "version": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "build": " ".join(platform.python_build()),
+        "compiler": platform.python_compiler(),
+        "executable": sys.executable,
+        "free_threaded": bool(getattr(sys, "_is_gil_enabled", None)) and not sys._is_gil_enabled(),
+    }
+
+
+def meta_record(args, torch, device, policy, recorder_on, notes):
     import socket
-    free_threaded = bool(getattr(sys, "_is_gil_enabled", None)) and not sys._is_gil_enabled()
     cuda_ver = getattr(getattr(torch, "version", None), "cuda", None) if torch else None
     npu_ver = cann = None
     if device.kind == "npu":
@@ -992,14 +1008,7 @@ def meta_record(args, torch, device, policy, recorder_on, notes):
     return {
         "type": "meta",
         "schema": SCHEMA,
-        "python": {
-            "version": platform.python_version(),
-            "implementation": platform.python_implementation(),
-            "build": " ".join(platform.python_build()),
-            "compiler": platform.python_compiler(),
-            "executable": sys.executable,
-            "free_threaded": free_threaded,
-        },
+        "python": python_facts(),
         "torch": getattr(torch, "__version__", None) if torch else None,
         "torch_npu": npu_ver,
         "cuda": cuda_ver,
