@@ -1,6 +1,7 @@
 package advise
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -182,10 +183,10 @@ func Decide(caseName, ref string, cands []Candidate, c Constraints) (*Advice, er
 		return nil, fmt.Errorf("case %s has no variant %s to judge the others against", caseName, ref)
 	}
 	slices.SortStableFunc(a.Candidates, func(x, y *Judged) int {
-		if d := cmpFloat(x.P99, y.P99); d != 0 {
+		if d := cmp.Compare(x.P99, y.P99); d != 0 {
 			return d
 		}
-		return cmpFloat(x.MeanStep, y.MeanStep)
+		return cmp.Compare(x.MeanStep, y.MeanStep)
 	})
 	// open is the calmest candidate that might beat the pick but whose
 	// tail or memory the evidence has not decided.
@@ -412,16 +413,6 @@ func verdictOr(v stats.Verdict) string {
 }
 
 func hoursText(d time.Duration) string { return stats.Hours(d.Hours()) }
-
-func cmpFloat(x, y float64) int {
-	switch {
-	case x < y:
-		return -1
-	case x > y:
-		return 1
-	}
-	return 0
-}
 
 // intervals searches each family of manual:N variants present.
 func intervals(js []*Judged) []Interval {

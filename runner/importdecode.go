@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
@@ -187,21 +188,11 @@ func pidOrder[V any](m map[string]V) []string {
 		x, errA := strconv.ParseInt(a, 10, 64)
 		y, errB := strconv.ParseInt(b, 10, 64)
 		if errA == nil && errB == nil {
-			return cmpInt(x, y)
+			return cmp.Compare(x, y)
 		}
 		return strings.Compare(a, b)
 	})
 	return pids
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // span is the event's interval in ns; ok is false for an event without a

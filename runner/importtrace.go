@@ -3,6 +3,7 @@ package runner
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
@@ -189,8 +190,8 @@ func readTrace(path string) (*ImportedTrace, error) {
 		t.Rank, _ = strconv.Atoi(m[1])
 		t.RankFrom = "file name"
 	}
-	byStart := func(a, b span) int { return cmpInt(a.start, b.start) }
-	byEnd := func(a, b span) int { return cmpInt(a.end, b.end) }
+	byStart := func(a, b span) int { return cmp.Compare(a.start, b.start) }
+	byEnd := func(a, b span) int { return cmp.Compare(a.end, b.end) }
 	switch {
 	case len(profSteps) > 0:
 		t.Format = "ProfilerStep spans"
@@ -237,7 +238,7 @@ func readTrace(path string) (*ImportedTrace, error) {
 // of its own process; it returns the collections of a multi-process trace
 // whose process has no steps.
 func (t *ImportedTrace) assignGC(gcs []gcSpan) (unassigned int) {
-	slices.SortFunc(gcs, func(a, b gcSpan) int { return cmpInt(a.start, b.start) })
+	slices.SortFunc(gcs, func(a, b gcSpan) int { return cmp.Compare(a.start, b.start) })
 	for _, p := range t.Procs {
 		p.GC = make([][]bench.GCEvent, len(p.Steps))
 	}
