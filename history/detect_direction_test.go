@@ -35,6 +35,11 @@ func TestDetectKnowsWhichWayIsWorse(t *testing.T) {
 		if len(fs) != 1 {
 			t.Fatalf("%s %v -> %v: %d findings, want 1", tc.metric, tc.before, tc.after, len(fs))
 		}
+		// history detect prints the verdict's word: a fall in utilisation
+		// reads "regression".
+		if want := map[bool]string{true: "regression", false: "improvement"}[tc.regression]; fs[0].Verdict() != want {
+			t.Errorf("%s %v -> %v: history detect says %q, want %q", tc.metric, tc.before, tc.after, fs[0].Verdict(), want)
+		}
 		if fs[0].Regression != tc.regression || fs[0].Improvement == tc.regression {
 			t.Errorf("%s %v -> %v: regression %v, improvement %v; want regression %v", tc.metric, tc.before, tc.after, fs[0].Regression, fs[0].Improvement, tc.regression)
 		}
