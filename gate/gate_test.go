@@ -2,6 +2,7 @@ package gate
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -297,6 +298,11 @@ func TestPlanPowerDetect(t *testing.T) {
 	if pw := p.PlanPower(); !errors.As(pw.Refused, &pe) || !strings.Contains(pe.Msg, "this gate cannot see +20.0% (-detect)") ||
 		!strings.Contains(pe.Msg, "detect a change of +20.0% with ") {
 		t.Fatalf("+20%%: refused %v, want a refusal naming +20%%", pw.Refused)
+	}
+	// A stated change is refused whatever the timing mode: one calibration
+	// point on a loaded host must not turn the refusal into a warning.
+	if err := p.CheckPower(io.Discard, false); !errors.As(err, &pe) {
+		t.Fatalf("-detect 20%% with timings reported only: %v, want the refusal", err)
 	}
 	m := regexp.MustCompile(`with -runs (\d+) it can`).FindStringSubmatch(pe.Msg)
 	if m == nil {

@@ -196,12 +196,15 @@ func primaryOf(c *cases.Case) []string {
 }
 
 // CheckPower is PlanPower for a command: the refusal as an error when the
-// timing layer is gated (a warning otherwise), and the metrics the size
-// cannot decide as warnings on w (the first five, and how many more).
+// timing layer is gated or the user stated the change to see (-detect; a
+// plan that cannot see it is refused whatever the timing mode, which one
+// calibration point on a loaded host can flip), a warning otherwise; and
+// the metrics the size cannot decide as warnings on w (the first five,
+// and how many more).
 func (p *Plan) CheckPower(w io.Writer, gated bool) error {
 	pw := p.PlanPower()
 	if pw.Refused != nil {
-		if gated {
+		if gated || p.Detect > 0 {
 			return pw.Refused
 		}
 		pw.Warnings = append([]string{pw.Refused.Error() + " (timing is reported only: running)"}, pw.Warnings...)
