@@ -47,6 +47,14 @@ type Mem struct {
 	// could see: the noise over a quarter of the run. A bounded heap is
 	// bounded to within it; a slower leak would not show.
 	Resolution float64 `json:",omitempty"`
+	// Collector is the collector's accounting of the run (Freeing): where
+	// present it decides Class, and RSSClass keeps what RSS alone said.
+	// Outside is the growth (bytes per 1000 steps) of the heap the full
+	// collections leave, where it climbs while they free the garbage:
+	// memory outside the collector's view.
+	Collector *Freeing `json:",omitempty"`
+	RSSClass  MemClass `json:",omitempty"`
+	Outside   float64  `json:",omitempty"`
 }
 
 // memJSON is Mem as JSON holds it: a figure that could not be made (NaN:
@@ -59,6 +67,9 @@ type memJSON struct {
 	Class              MemClass `json:",omitempty"`
 	StepsNeeded        int      `json:",omitempty"`
 	Resolution         float64  `json:",omitempty"`
+	Collector          *Freeing `json:",omitempty"`
+	RSSClass           MemClass `json:",omitempty"`
+	Outside            float64  `json:",omitempty"`
 }
 
 // Finite is x, or nil for NaN and the infinities, which JSON cannot hold:
@@ -80,7 +91,7 @@ func nullNaN(x *float64) float64 {
 // MarshalJSON writes m with its NaN figures as null (memJSON).
 func (m Mem) MarshalJSON() ([]byte, error) {
 	return json.Marshal(memJSON{Peak: m.Peak, Growth: Finite(m.Growth), Samples: m.Samples, GrowthLo: Finite(m.GrowthLo), GrowthHi: Finite(m.GrowthHi),
-		Class: m.Class, StepsNeeded: m.StepsNeeded, Resolution: m.Resolution})
+		Class: m.Class, StepsNeeded: m.StepsNeeded, Resolution: m.Resolution, Collector: m.Collector, RSSClass: m.RSSClass, Outside: m.Outside})
 }
 
 // UnmarshalJSON reads what MarshalJSON wrote: null, or a figure absent
@@ -91,7 +102,7 @@ func (m *Mem) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*m = Mem{Peak: j.Peak, Growth: nullNaN(j.Growth), Samples: j.Samples, GrowthLo: nullNaN(j.GrowthLo), GrowthHi: nullNaN(j.GrowthHi),
-		Class: j.Class, StepsNeeded: j.StepsNeeded, Resolution: j.Resolution}
+		Class: j.Class, StepsNeeded: j.StepsNeeded, Resolution: j.Resolution, Collector: j.Collector, RSSClass: j.RSSClass, Outside: j.Outside}
 	return nil
 }
 
@@ -131,6 +142,7 @@ const memSeriesCap = 200
 // memTrack accumulates one memory series, step by step.
 type memTrack struct {
 	peak    float64
+	lastY   float64 // the last sample
 	samples int
 	stride  int
 	x, y    []float64 // kept points: measured-step index, bytes
@@ -142,7 +154,7 @@ func (t *memTrack) add(i int, v *int64) {
 		return
 	}
 	b := float64(*v)
-	t.peak = math.Max(t.peak, b)
+	t.peak, t.lastY = math.Max(t.peak, b), b
 	t.samples++
 	if t.stride == 0 {
 		t.stride = 1

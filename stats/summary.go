@@ -129,6 +129,7 @@ type DeviceSummary struct {
 // spikes.
 func Summarize(s *bench.Stream, rule SpikeRule) RunSummary {
 	var sm Summarizer
+	sm.SetMeta(s.Meta)
 	for _, st := range s.Steps {
 		sm.Add(st)
 	}
@@ -148,6 +149,19 @@ type Summarizer struct {
 	rss     memTrack
 	devMem  memTrack
 	dev     deviceTrack
+	gc      collectorTrack
+	meta    *bench.Meta
+}
+
+// SetMeta gives the summarizer the run's meta record, before its first
+// step: the collector's thresholds and the interpreter, which the memory
+// class from the collector's accounting needs (Freeing). Without it the
+// class is RSS's alone.
+func (sm *Summarizer) SetMeta(m *bench.Meta) {
+	sm.meta = m
+	if m != nil && len(m.GC.Thresholds) > 0 {
+		sm.gc.t0 = int64(m.GC.Thresholds[0])
+	}
 }
 
 // deviceTrack accumulates the steps' device timing.
@@ -174,6 +188,7 @@ func (sm *Summarizer) Add(st *bench.Step) {
 	sm.total += d
 	sm.rss.add(len(sm.durs)-1, st.RSS)
 	sm.devMem.add(len(sm.durs)-1, st.DeviceMem)
+	sm.gc.add(len(sm.durs)-1, st)
 	var in uint8
 	pause := 0.0
 	for _, e := range st.GC {
@@ -267,6 +282,9 @@ func (sm *Summarizer) Result(rule SpikeRule) RunSummary {
 	r := sm.r
 	r.Steps = len(sm.durs)
 	r.RSS, r.DevMem = sm.rss.result(), sm.devMem.result()
+	if r.RSS != nil {
+		r.RSS.decide(sm.gc.result(sm.meta, r.RSS, sm.rss.lastY), sm.gc.outsideGrowth())
+	}
 	if r.Steps == 0 {
 		return r
 	}

@@ -1,0 +1,242 @@
+package stats
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/gcjitter/gcjitter/bench"
+)
+
+// gcSim is CPython's generational collector (3.8-3.13) as far as the
+// accounting goes: gen-0's count rises with every tracked allocation and
+// triggers a collection past its threshold; the oldest generation over
+// its threshold is collected, gen 2 only when long_lived_pending reaches a
+// quarter of long_lived_total; survivors move up a generation. Each
+// step's objects are cyclic garbage that dies retain steps later. It
+// writes the records the worker would, with RSS from the live objects
+// and a planted leak outside the collector.
+type gcSim struct {
+	th                   [3]int64
+	enabled              bool
+	manual               int // a gen-2 gc.collect every manual steps (0: none)
+	perStep              int // tracked objects a step allocates
+	retain               int
+	count                [3]int64
+	gens                 [3]map[int]int64 // per generation: objects by the step they die at
+	pending, total       int64
+	leakPerStep, objSize float64
+	base                 float64
+}
+
+func newSim(th [3]int64, enabled bool, perStep, retain int, longLived int64) *gcSim {
+	s := &gcSim{th: th, enabled: enabled, perStep: perStep, retain: retain, objSize: 1000, base: 300 << 20}
+	for g := range s.gens {
+		s.gens[g] = map[int]int64{}
+	}
+	s.gens[2][math.MaxInt] = longLived // alive for the whole run
+	s.total = longLived
+	return s
+}
+
+func (s *gcSim) live() (n int64) {
+	for _, g := range s.gens {
+		for _, k := range g {
+			n += k
+		}
+	}
+	return n
+}
+
+// collect collects generation gen at step now.
+func (s *gcSim) collect(gen, now int, manual bool) bench.GCEvent {
+	if gen < 2 {
+		s.count[gen+1]++
+	}
+	for g := 0; g <= gen; g++ {
+		s.count[g] = 0
+	}
+	var freed, survivors int64
+	to := min(gen+1, 2)
+	for g := 0; g <= gen; g++ {
+		for death, k := range s.gens[g] {
+			if death < now {
+				freed += k
+			} else {
+				survivors += k
+				if g != to {
+					s.gens[to][death] += k
+				}
+			}
+			if g != to {
+				delete(s.gens[g], death)
+			}
+		}
+		if g == to {
+			for death := range s.gens[g] {
+				if death < now {
+					delete(s.gens[g], death)
+				}
+			}
+		}
+	}
+	switch gen {
+	case 1:
+		s.pending += survivors
+	case 2:
+		s.pending, s.total = 0, survivors
+	}
+	return bench.GCEvent{Gen: gen, Collected: freed, InStep: true, Manual: manual}
+}
+
+// step runs step now and returns its record.
+func (s *gcSim) step(now int) *bench.Step {
+	st := &bench.Step{Index: now}
+	for range s.perStep {
+		s.gens[0][now+s.retain]++
+		s.count[0]++
+		if !s.enabled || s.count[0] <= s.th[0] {
+			continue
+		}
+		for g := 2; g >= 0; g-- {
+			if s.count[g] > s.th[g] {
+				if g == 2 && s.pending < s.total/4 {
+					continue
+				}
+				st.GC = append(st.GC, s.collect(g, now, false))
+				break
+			}
+		}
+	}
+	if s.manual > 0 && (now+1)%s.manual == 0 {
+		st.GC = append(st.GC, s.collect(2, now+1, true))
+		st.Scheduled = true
+	}
+	st.Count = s.count
+	rss := int64(s.base + s.objSize*float64(s.live()) + s.leakPerStep*float64(now))
+	st.RSS = &rss
+	return st
+}
+
+func (s *gcSim) stream(policy string, steps int) *bench.Stream {
+	th := []int{int(s.th[0]), int(s.th[1]), int(s.th[2])}
+	st := &bench.Stream{Meta: &bench.Meta{Python: bench.PythonInfo{Version: "3.11.2", Implementation: "CPython"}, Policy: policy,
+		GC: bench.GCState{Enabled: s.enabled, Thresholds: th}}}
+	for i := range steps {
+		st.Steps = append(st.Steps, s.step(i))
+	}
+	return st
+}
+
+func firstFull(s *bench.Stream) int {
+	for i, st := range s.Steps {
+		for _, e := range st.GC {
+			if e.Gen == 2 {
+				return i + 1 // measured steps up to and with it
+			}
+		}
+	}
+	return 0
+}
+
+// TestMemoryFromCollector: the memory class from the collector's own
+// accounting, on records of known truth, at a run length RSS alone cannot
+// decide (200 steps: RSS says undecided under 500).
+func TestMemoryFromCollector(t *testing.T) {
+	const steps = 200
+	def := [3]int64{700, 10, 10}
+	t.Run("disabled grows, exactly the objects a step", func(t *testing.T) {
+		s := newSim(def, false, 2403, 8, 200_000)
+		m := Summarize(s.stream("disabled", steps), DefaultSpikeRule).RSS
+		if m.Class != MemGrows || m.Collector.PerStep != 2403 {
+			t.Fatalf("class %s, %v objects a step; want grows, 2403", m.Class, m.Collector.PerStep)
+		}
+		if !strings.Contains(m.Reason(), "2,403 tracked objects a step never freed") {
+			t.Errorf("reason %q", m.Reason())
+		}
+	})
+	t.Run("default's full collections free it: bounded, a heap that fills once and plateaus", func(t *testing.T) {
+		s := newSim(def, true, 2403, 8, 200_000)
+		sum := Summarize(s.stream("default", steps), DefaultSpikeRule)
+		m := sum.RSS
+		if m.Class != MemBounded || m.RSSClass != MemUndecided {
+			t.Fatalf("class %s (RSS alone %s); want bounded (RSS undecided at %d steps)", m.Class, m.RSSClass, steps)
+		}
+		if sum.Collections[2] < 3 || !strings.Contains(m.Reason(), "full collections every ~") {
+			t.Errorf("%d full collections, reason %q", sum.Collections[2], m.Reason())
+		}
+	})
+	t.Run("manual:50 bounded", func(t *testing.T) {
+		s := newSim(def, false, 2403, 8, 200_000)
+		s.manual = 50
+		m := Summarize(s.stream("manual:50", steps), DefaultSpikeRule).RSS
+		if m.Class != MemBounded || !strings.Contains(m.Reason(), "every ~50 steps") {
+			t.Fatalf("class %s, reason %q", m.Class, m.Reason())
+		}
+	})
+	t.Run("a leak outside the collector stays grows from RSS", func(t *testing.T) {
+		s := newSim(def, true, 2403, 8, 200_000)
+		s.leakPerStep = 1 << 20 // the worker's --leak-kib-per-step 1024
+		m := Summarize(s.stream("default", steps), DefaultSpikeRule).RSS
+		if m.Class != MemGrows || m.Collector.Class != MemBounded || !(m.Outside > 900<<20 && m.Outside < 1100<<20) {
+			t.Fatalf("class %s (collector %s), outside %s per 1000 steps; want grows, collector bounded, ~1 GiB", m.Class, m.Collector.Class, Bytes(m.Outside))
+		}
+		if !strings.Contains(m.Reason(), "outside the collector's view") {
+			t.Errorf("reason %q", m.Reason())
+		}
+	})
+	t.Run("a gen-2 threshold that has not fired grows until the predicted step", func(t *testing.T) {
+		s := newSim([3]int64{700, 10, 100}, true, 2403, 8, 200_000)
+		long := s.stream("threshold:700,10,100", 1200)
+		truth := firstFull(long)
+		if truth < steps || truth > 1200 {
+			t.Fatalf("the simulation's first full collection is at %d: the test needs one after %d", truth, steps)
+		}
+		short := &bench.Stream{Meta: long.Meta, Steps: long.Steps[:steps]}
+		m := Summarize(short, DefaultSpikeRule).RSS
+		f := m.Collector
+		if m.Class != MemGrows || f.NextFull == 0 || f.Deferred {
+			t.Fatalf("class %s, next full %d (deferred %v); want grows with a prediction", m.Class, f.NextFull, f.Deferred)
+		}
+		// The young-collection rate is an average over the run: a step
+		// either side of the truth.
+		if d := f.NextFull - truth; d < -2 || d > 2 {
+			t.Errorf("predicted the first full collection at step %d, it came at %d", f.NextFull, truth)
+		}
+		peak := float64(*long.Steps[truth-2].RSS)
+		if math.Abs(f.PeakAtNext-peak) > 0.05*peak {
+			t.Errorf("predicted peak %s by then, the run reached %s", Bytes(f.PeakAtNext), Bytes(peak))
+		}
+	})
+	t.Run("the 25% rule holding a full collection back", func(t *testing.T) {
+		// A huge long-lived heap: gen 2's count passes its threshold long
+		// before a quarter of the heap is pending.
+		s := newSim(def, true, 2403, 8, 50_000_000)
+		m := Summarize(s.stream("default", steps), DefaultSpikeRule).RSS
+		if m.Class != MemGrows || !m.Collector.Deferred || !strings.Contains(m.Reason(), "25% rule") {
+			t.Fatalf("class %s, deferred %v, reason %q", m.Class, m.Collector.Deferred, m.Reason())
+		}
+	})
+	t.Run("no meta: RSS alone", func(t *testing.T) {
+		s := newSim(def, false, 2403, 8, 200_000)
+		st := s.stream("disabled", steps)
+		st.Meta = nil
+		m := Summarize(st, DefaultSpikeRule).RSS
+		if m.Collector != nil || m.Class != MemUndecided {
+			t.Fatalf("class %s, collector %+v; want RSS's undecided", m.Class, m.Collector)
+		}
+	})
+}
+
+func TestYoungUntilFull(t *testing.T) {
+	// From a fresh full collection, default's thresholds: gen 1 every 12
+	// young collections (11 gen-0 ones take gen 1's count past 10), gen 2
+	// after 11 gen-1 ones.
+	k, ok := youngUntilFull([3]int64{0, 0, 0}, []int{700, 10, 10})
+	if !ok || k != 11*12+1 {
+		t.Fatalf("got %d %v, want %d", k, ok, 11*12+1)
+	}
+	if _, ok := youngUntilFull([3]int64{0, 0, 11}, []int{700, 10, 10}); ok {
+		t.Fatal("past the threshold: the 25% rule decides, not the count")
+	}
+}
