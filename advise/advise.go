@@ -56,6 +56,11 @@ const (
 	Median = "median" // p50 regressed against the reference
 	Memory = "memory" // memory reaches the limit before the job ends, or was not recorded
 	Both   = "both"
+	// Unseen: the job will have full collections the runs did not (a
+	// gen-2 threshold whose first is predicted past the runs' end, a
+	// manual:N longer than them): the tail measured is not the job's,
+	// and the first one walks everything accumulated until then.
+	Unseen = "unseen full collection"
 )
 
 // Fate is what a candidate's memory does in the job.
@@ -270,7 +275,7 @@ func Decide(caseName, ref string, cands []Candidate, c Constraints) (*Advice, er
 // possible reports whether nothing decided rules the candidate out: its
 // median did not regress and its memory is not known to run out.
 func (j *Judged) possible() bool {
-	return !slices.Contains(j.Excluded, Median) && !slices.Contains(j.Excluded, Memory)
+	return !slices.Contains(j.Excluded, Median) && !slices.Contains(j.Excluded, Memory) && !slices.Contains(j.Excluded, Unseen)
 }
 
 // undecided makes the advice undecided on j: the calmest candidate that
@@ -308,6 +313,27 @@ func judge(cand Candidate, ref string, c Constraints) *Judged {
 		j.Fate = NotRecorded
 	case cand.WorstPeak >= c.Limit: // over the limit already, growing or not
 		j.Fate, j.LimitSteps, j.LimitHours, j.SoonestHours, j.NeedBytes = RunsOut, 0, 0, 0, cand.WorstPeak
+	case m.Class == stats.MemBounded && m.Collector:
+		// The collector frees the garbage every period the runs saw, and
+		// RSS did not grow beside it: the peak holds, however long the job.
+		j.LimitSteps, j.LimitHours, j.SoonestHours = math.Inf(1), math.Inf(1), math.Inf(1)
+		j.NeedBytes, j.Fate = cand.WorstPeak, Lasts
+	case m.Class == stats.MemGrows && m.NextFull > 0 && float64(m.NextFull) < jobSteps(cand, c):
+		// Garbage accumulates until the first full collection, predicted
+		// from the thresholds and the counts: memory peaks there, not on
+		// a straight line through the job.
+		peak := math.Max(cand.WorstPeak, m.PeakAtNext)
+		j.NeedBytes = peak
+		if peak >= c.Limit {
+			j.LimitSteps, j.LimitHours = stats.TimeToLimit(m.Lo, cand.WorstPeak, c.Limit, cand.MeanStep)
+			_, j.SoonestHours = stats.TimeToLimit(m.Hi, cand.WorstPeak, c.Limit, cand.MeanStep)
+			j.Fate = RunsOut
+			break
+		}
+		j.LimitSteps, j.LimitHours, j.SoonestHours, j.Fate = math.Inf(1), math.Inf(1), math.Inf(1), Lasts
+		if m.NextFull > cand.Steps {
+			j.Excluded = append(j.Excluded, Unseen)
+		}
 	case m.Class == stats.MemBounded:
 		// Bounded to within the runs' resolution: a leak slower than it
 		// would not have shown, so the job must survive one that fast.
@@ -356,6 +382,12 @@ func lasts(j *Judged, c Constraints) string {
 		return "not recorded"
 	case j.WorstPeak >= c.Limit:
 		return fmt.Sprintf("peaks at %s, over %s already", stats.Bytes(j.WorstPeak), stats.Bytes(c.Limit))
+	case j.Mem.Collector && j.Mem.Class == stats.MemBounded:
+		return fmt.Sprintf("bounded (%d of %d runs): %s; peak %s", j.Mem.Bounded, j.Mem.Runs, j.Mem.Why, stats.Bytes(j.WorstPeak))
+	case j.Mem.Collector && j.Mem.Class == stats.MemGrows && j.Fate == Lasts:
+		return fmt.Sprintf("grows until its first full collection (%s): peaks at %s, within %s", j.Mem.Why, stats.Bytes(j.NeedBytes), stats.Bytes(c.Limit))
+	case j.Mem.Collector && j.Mem.Class == stats.MemGrows:
+		return fmt.Sprintf("grows %s-%s per 1000 steps (%s): reaches %s in %s (job %s)", stats.Bytes(j.Mem.Lo), stats.Bytes(j.Mem.Hi), j.Mem.Why, stats.Bytes(c.Limit), stats.HoursRange(j.SoonestHours, j.LimitHours), hoursText(c.Duration))
 	case j.Mem.Class == stats.MemBounded && j.Fate == MemUnsure:
 		return fmt.Sprintf("bounded over %d steps to within %s per 1000 steps, which over the job could reach %s; runs of about %d steps would bound it closer", j.Steps, stats.Bytes(j.Mem.Resolution), stats.Bytes(j.NeedBytes), j.StepsNeeded)
 	case j.Mem.Class == stats.MemBounded:
@@ -374,7 +406,15 @@ func excludedText(j, ref *Judged, c Constraints) string {
 	if slices.Contains(j.Excluded, Memory) {
 		why = append(why, "its memory "+lasts(j, c))
 	}
+	if slices.Contains(j.Excluded, Unseen) {
+		why = append(why, unseenText(j))
+	}
 	return strings.Join(why, " and ")
+}
+
+// unseenText says why a candidate's measured tail is not the job's.
+func unseenText(j *Judged) string {
+	return fmt.Sprintf("its runs (%d steps) saw none of its full collections, the first predicted at step %d: its tail there walks all it kept (%s of RSS by then)", j.Steps, j.Mem.NextFull, stats.Bytes(j.NeedBytes))
 }
 
 // relax says what would let the blocked candidate in.
@@ -390,6 +430,9 @@ func relax(j, ref *Judged, c Constraints) []string {
 			out = append(out, fmt.Sprintf("memory: %s needs %s for %s at up to %s per 1000 steps (-mem-limit %s), or a job of at most %s; a policy that frees garbage on a schedule (freeze, manual:N) bounds it",
 				j.Variant, stats.Bytes(j.NeedBytes), hoursText(c.Duration), stats.Bytes(j.Mem.Hi), stats.Bytes(c.Limit), stats.Hours(j.SoonestHours)))
 		}
+	}
+	if slices.Contains(j.Excluded, Unseen) {
+		out = append(out, fmt.Sprintf("tail: runs of %s of more than %d measured steps (%d now) would measure its full collections; or a job that ends before one", j.Variant, j.Mem.NextFull, j.Steps))
 	}
 	if slices.Contains(j.Excluded, Median) {
 		out = append(out, fmt.Sprintf("median: %s's p50 is %s against %s's %s (%s); it qualifies only if that slower median is acceptable", j.Variant, stats.MS(j.P50), ref.Variant, stats.MS(ref.P50), p50Change(j, ref)))

@@ -344,3 +344,67 @@ func TestSettingsCodeIsPython(t *testing.T) {
 		}
 	}
 }
+
+// mech is c with its memory decided by the collector's accounting: bounded
+// (its full collections free the garbage), or growing until a first full
+// collection predicted at step next with RSS peaking at peak.
+func mech(c Candidate, class stats.MemClass, next int, peak float64) Candidate {
+	c.Mem.Class, c.Mem.Collector, c.Mem.Why, c.Mem.NextFull, c.Mem.PeakAtNext = class, true, "the collector's reason", next, peak
+	if class == stats.MemBounded {
+		// RSS's own slope is as noisy as a short run leaves it: over 8 h
+		// at this resolution it "could reach" far past the limit.
+		c.Mem.Lo, c.Mem.Hi, c.Mem.Resolution = -200*mib, 300*mib, 20*mib
+	}
+	return c
+}
+
+// TestDecideFromCollector: the issue's seed case at 4 runs x 800 steps: an
+// RSS slope alone leaves freeze's memory undecided for 8 h (its noise
+// over 2.9 million steps), where the collector's accounting bounds it;
+// the gen-2 threshold whose first full collection is predicted past the
+// runs is not picked for a tail its runs never measured, and its memory
+// comes from the predicted peak, not a straight line.
+func TestDecideFromCollector(t *testing.T) {
+	same, imp := stats.Same, stats.Improved
+	const leak = 2.9 * 1024
+	base := func() []Candidate {
+		d := mech(def(), stats.MemBounded, 0, 0)
+		d.P99 = 101.4e6 // the issue's figures at 4 x 800 steps
+		fr := mech(pol("freeze", 36.7, imp, same, 0), stats.MemBounded, 0, 0)
+		fr.Steps, d.Steps = 800, 800
+		dis := pol("disabled", 25, imp, same, leak)
+		dis.Mem.Collector = true
+		th := mech(pol("threshold:700,10,1000", 24, imp, same, leak), stats.MemGrows, 3498, 10.2*gib)
+		th.Steps = 800
+		return []Candidate{d, fr, dis, th}
+	}
+	a, err := Decide("ascend-gpt-periodic-gc", "default", base(), job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Pick == nil || a.Pick.Variant != "freeze" || a.Undecided {
+		t.Fatalf("pick %v, undecided %v: %s", a.Pick, a.Undecided, a.Reason)
+	}
+	th := a.Candidates[slices.IndexFunc(a.Candidates, func(j *Judged) bool { return j.Variant == "threshold:700,10,1000" })]
+	if th.Fate != Lasts || th.NeedBytes != 10.2*gib || !slices.Contains(th.Excluded, Unseen) {
+		t.Errorf("threshold: fate %s, needs %s, excluded %v; want lasts (peak 10.2 GiB), excluded for its unseen full collection", th.Fate, stats.Bytes(th.NeedBytes), th.Excluded)
+	}
+	// Under 8 GiB the predicted peak is past the limit: it runs out.
+	small := Constraints{Duration: 8 * time.Hour, Limit: 8 * gib}
+	a, err = Decide("ascend-gpt-periodic-gc", "default", base(), small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	th = a.Candidates[slices.IndexFunc(a.Candidates, func(j *Judged) bool { return j.Variant == "threshold:700,10,1000" })]
+	if th.Fate != RunsOut || a.Pick == nil || a.Pick.Variant != "freeze" {
+		t.Errorf("under 8 GiB: threshold %s, pick %v", th.Fate, a.Pick)
+	}
+	// Without the collector's accounting, RSS's noise leaves freeze
+	// undecided (what the issue saw).
+	cs := base()
+	cs[1].Mem.Collector = false
+	a, _ = Decide("ascend-gpt-periodic-gc", "default", cs, job)
+	if !a.Undecided {
+		t.Errorf("RSS alone decided: %s", a.Reason)
+	}
+}

@@ -36,6 +36,13 @@ func (a *Advice) Text(w io.Writer) error {
 			if j.Fate == MemUnsure && j.Mem.Class != stats.MemGrows {
 				limit = fmt.Sprintf("undecided: %d steps", j.StepsNeeded)
 			}
+			if j.Mem.Class == stats.MemGrows && j.Mem.NextFull > 0 {
+				// Until the first full collection the counts predict.
+				class = fmt.Sprintf("grows to step %d", j.Mem.NextFull)
+				if j.Fate == Lasts {
+					limit = "never: peak " + stats.Bytes(j.NeedBytes)
+				}
+			}
 		}
 		q := "yes"
 		if !j.Qualifies() {

@@ -397,18 +397,44 @@ type MemPool struct {
 	Resolution float64
 	// Runs, Grows and Bounded count the classified runs.
 	Runs, Grows, Bounded int
+	// Collector: every classified run's class came from the collector's
+	// accounting (Mem.Collector), and Why is the first such run's reason
+	// (Mem.Reason; the runs of a policy share a schedule). NextFull is the
+	// runs' median predicted step of the first full collection and
+	// PeakAtNext the largest RSS predicted by then (0: none predicted);
+	// Outside, the median growth outside the collector's view of the runs
+	// that showed one.
+	Collector  bool
+	Why        string
+	NextFull   int
+	PeakAtNext float64
+	Outside    float64
 }
 
 // PoolMem pools the memory of runs of steps measured steps each (the
 // longest); nil entries (runs without the memory) are skipped.
 func PoolMem(ms []*Mem, steps int) MemPool {
 	var p MemPool
-	var growth, lo, hi, glo, ghi, res []float64
+	var growth, lo, hi, glo, ghi, res, next, outside []float64
+	collector := 0
 	for _, m := range ms {
 		if m == nil || m.Class == "" {
 			continue
 		}
 		p.Runs++
+		if f := m.Collector; f != nil {
+			collector++
+			if p.Why == "" {
+				p.Why = m.Reason()
+			}
+			if f.NextFull > 0 {
+				next = append(next, float64(f.NextFull))
+				p.PeakAtNext = math.Max(p.PeakAtNext, f.PeakAtNext)
+			}
+		}
+		if m.Outside > 0 {
+			outside = append(outside, m.Outside)
+		}
 		growth, lo, hi = append(growth, m.Growth), append(lo, m.GrowthLo), append(hi, m.GrowthHi)
 		res = append(res, m.Resolution)
 		switch m.Class {
@@ -430,6 +456,13 @@ func PoolMem(ms []*Mem, steps int) MemPool {
 		return Quantile(xs, 0.5)
 	}
 	p.Growth, p.Lo, p.Hi, p.Resolution = med(growth), med(lo), med(hi), med(res)
+	p.Collector = p.Runs > 0 && collector == p.Runs
+	if len(next) > 0 {
+		p.NextFull = int(med(next))
+	}
+	if len(outside) > 0 {
+		p.Outside = med(outside)
+	}
 	switch {
 	case p.Runs == 0:
 		return p
@@ -460,6 +493,9 @@ func HoursRange(soonest, latest float64) string {
 // "grows 2.8 GiB-2.9 GiB per 1000 steps", "undecided (runs of about 500
 // steps would tell)".
 func (p MemPool) Describe() string {
+	if p.Collector && p.Class != MemUndecided {
+		return fmt.Sprintf("%s (%d of %d runs): %s", p.Class, max(p.Grows, p.Bounded), p.Runs, p.Why)
+	}
 	switch p.Class {
 	case MemGrows:
 		return fmt.Sprintf("grows %s-%s per 1000 steps (%d of %d runs)", Bytes(p.Lo), Bytes(p.Hi), p.Grows, p.Runs)
