@@ -32,6 +32,13 @@ type VariantMemory struct {
 	StepsToLimit *float64 `json:"steps_to_limit"`
 	HoursToLimit *float64 `json:"hours_to_limit"`
 	SoonestHours *float64 `json:"hours_to_limit_soonest,omitempty"`
+	// Why is the class in the collector's words (stats.MemPool.Why), ""
+	// where the collector's accounting was not observed. NextFull is the
+	// predicted step of a first full collection the runs did not reach,
+	// and PeakAtNext the RSS by then: memory that grows until it.
+	Why        string   `json:"memory_why,omitempty"`
+	NextFull   int      `json:"first_full_collection_predicted_step,omitempty"`
+	PeakAtNext *float64 `json:"rss_peak_predicted_bytes,omitempty"`
 }
 
 // variantMemory summarises the runs' memory; nil when none recorded RSS
@@ -53,8 +60,13 @@ func variantMemory(sums []*stats.RunSummary, limit int64, from string, stepNS fl
 	slices.Sort(growths)
 	pool := stats.PoolMem(mems, most)
 	vm := &VariantMemory{RSSPeak: stats.Quantile(peaks, 0.5), RSSGrowth: stats.Quantile(growths, 0.5), Limit: limit, LimitFrom: from,
-		RSSGrowthLo: stats.Finite(pool.Lo), RSSGrowthHi: stats.Finite(pool.Hi), Class: pool.Class, StepsNeeded: pool.StepsNeeded}
-	if pool.Class != stats.MemGrows {
+		RSSGrowthLo: stats.Finite(pool.Lo), RSSGrowthHi: stats.Finite(pool.Hi), Class: pool.Class, StepsNeeded: pool.StepsNeeded, Why: pool.Why}
+	if pool.NextFull > 0 {
+		vm.NextFull, vm.PeakAtNext = pool.NextFull, stats.Finite(pool.PeakAtNext)
+	}
+	if pool.Class != stats.MemGrows || pool.NextFull > 0 && limit > 0 && pool.PeakAtNext < float64(limit) {
+		// Growth that stops at a full collection below the limit never
+		// reaches it.
 		return vm
 	}
 	if steps, hours := stats.TimeToLimit(pool.Lo, vm.RSSPeak, float64(limit), stepNS); !math.IsInf(steps, 1) {
@@ -78,6 +90,14 @@ func (vs VariantSummary) memoryCells() []string {
 		class, to = "-", "?"
 	case m.Class == stats.MemUndecided:
 		class, to = fmt.Sprintf("undecided: %d steps", m.StepsNeeded), "?"
+	case m.NextFull > 0:
+		class = fmt.Sprintf("grows to step %d", m.NextFull)
+		if m.HoursToLimit == nil && m.PeakAtNext != nil {
+			to = "never: peak " + stats.Bytes(*m.PeakAtNext)
+		}
+		if m.HoursToLimit != nil {
+			to = stats.Hours(*m.HoursToLimit)
+		}
 	case m.HoursToLimit != nil:
 		soonest := *m.HoursToLimit
 		if m.SoonestHours != nil {
@@ -143,6 +163,20 @@ func memoryTradeLines(vss []VariantSummary, ref string) []string {
 	return out
 }
 
+// memoryWhyLines say, for each variant of one case whose memory the
+// collector's accounting decided, its class in the collector's words:
+// "disabled: memory grows: 2,403 tracked objects a step never freed: the
+// collector is off".
+func memoryWhyLines(vss []VariantSummary) []string {
+	var out []string
+	for _, vs := range vss {
+		if m := vs.Memory; m != nil && m.Why != "" {
+			out = append(out, fmt.Sprintf("%s: memory %s: %s", vs.Variant, m.Class, m.Why))
+		}
+	}
+	return out
+}
+
 // caseVariants are the summaries of one case's variants.
 func caseVariants(all []VariantSummary, caseName string) []VariantSummary {
 	var out []VariantSummary
@@ -160,7 +194,7 @@ func memoryLegend(m *results.Manifest) string {
 	if m.Host.MemLimit > 0 {
 		limit = fmt.Sprintf("%s, from %s", stats.Bytes(float64(m.Host.MemLimit)), m.Host.MemLimitFrom)
 	}
-	return "memory: peak RSS over the measured steps; RSS/1k steps: its growth per 1000 steps, of what collections leave (the slope of its lower envelope in the run's second half); memory: grows, bounded, or undecided with the measured steps a run needs to tell (stats.MemClass, docs/policy.md); to limit: for memory that grows, time until the memory limit at its growth interval's ends and the median step time; limit " + limit
+	return "memory: peak RSS over the measured steps; RSS/1k steps: its growth per 1000 steps, of what collections leave (the slope of its lower envelope in the run's second half); memory: grows, bounded, or undecided with the measured steps a run needs to tell, from the collector's own accounting where the records show it (gc.get_count() and each collection's objects freed), else from RSS alone (stats.MemClass, docs/policy.md); grows to step N: until the first full collection, predicted from the thresholds and the counts; to limit: for memory that grows, time until the memory limit at its growth interval's ends and the median step time; limit " + limit
 }
 
 // memoryTrade is every case's memoryTradeLines, each named by its case
@@ -168,7 +202,8 @@ func memoryLegend(m *results.Manifest) string {
 func memoryTrade(m *results.Manifest, all []VariantSummary) []string {
 	var out []string
 	for _, c := range m.Cases {
-		for _, l := range memoryTradeLines(caseVariants(all, c.Name), "default") {
+		vss := caseVariants(all, c.Name)
+		for _, l := range append(memoryTradeLines(vss, "default"), memoryWhyLines(vss)...) {
 			if len(m.Cases) > 1 {
 				l = c.Name + " " + l
 			}

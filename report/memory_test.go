@@ -181,3 +181,29 @@ func TestRunSummaryNotesBusyRuns(t *testing.T) {
 		t.Errorf("a run under the limit is noted as busy:\n%s", out)
 	}
 }
+
+// TestMemoryCollectorCells: a variant whose memory grows until a predicted
+// first full collection says so in the table, with the peak by then, and
+// its reason in the collector's words; one whose peak passes the limit
+// still has a time to it.
+func TestMemoryCollectorCells(t *testing.T) {
+	peak := 10.2 * (1 << 30)
+	sums := func(next int, peakAt float64) []*stats.RunSummary {
+		m := &stats.Mem{Peak: 1.2 * (1 << 30), Growth: 2.9 * (1 << 30), GrowthLo: 2.8 * (1 << 30), GrowthHi: 3.0 * (1 << 30), Samples: 300, Class: stats.MemGrows,
+			Collector: &stats.Freeing{Class: stats.MemGrows, Why: "about 2,403 tracked objects a step survive young collections", PerStep: 2403, NextFull: next, PeakAtNext: peakAt}}
+		return []*stats.RunSummary{{Steps: 300, RSS: m}}
+	}
+	vm := variantMemory(sums(3498, peak), 16<<30, "MemTotal", 12e6)
+	cells := VariantSummary{Variant: "threshold:700,10,1000", Memory: vm}.memoryCells()
+	if cells[2] != "grows to step 3498" || cells[3] != "never: peak 10.2 GiB" {
+		t.Errorf("cells %q", cells)
+	}
+	lines := memoryWhyLines([]VariantSummary{{Variant: "threshold:700,10,1000", Memory: vm}})
+	if len(lines) != 1 || !strings.Contains(lines[0], "memory grows: about 2,403 tracked objects a step") {
+		t.Errorf("lines %q", lines)
+	}
+	vm = variantMemory(sums(3498, peak), 8<<30, "MemTotal", 12e6)
+	if vs := (VariantSummary{Memory: vm}); vm.HoursToLimit == nil || vs.memoryCells()[3] == "never: peak 10.2 GiB" {
+		t.Errorf("under 8 GiB the peak passes the limit: hours %v", vm.HoursToLimit)
+	}
+}

@@ -184,6 +184,9 @@ func RunSummaryText(w io.Writer, m *results.Manifest) {
 		for _, l := range memoryTradeLines(caseVariants(all, c.Name), "default") {
 			fmt.Fprintln(w, l)
 		}
+		for _, l := range memoryWhyLines(caseVariants(all, c.Name)) {
+			fmt.Fprintln(w, l)
+		}
 		for _, vs := range all {
 			if vs.Case == c.Name && vs.Device != nil {
 				fmt.Fprintln(w, vs.deviceLine())

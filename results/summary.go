@@ -495,6 +495,7 @@ func parseRun(datas [][]byte, keys []StreamKey, r *Run, dir string, rule stats.S
 		switch rec := rec.(type) {
 		case *bench.Meta:
 			p.file.Meta = rec
+			sm.SetMeta(rec) // the collector's thresholds, for the memory class
 		case *bench.Step:
 			sm.Add(rec)
 			if rec.Warmup {

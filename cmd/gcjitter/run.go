@@ -38,16 +38,24 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	out := report.HumanOut(*format, stdout, stderr)
 	m.Host.MemLimit, m.Host.MemLimitFrom = memLimit.Limit(m.Host)
-	report.RunSummaryText(out, m)
 	d := &report.Doc{Kind: "run", Title: "gcjitter run: " + dir, Generated: time.Now(), Manifest: m}
+	var page *report.Doc
 	if err := report.AttachSteps(d, dir); err == nil {
 		// The page also puts the policies side by side, each against the
 		// default variant where a case has one (as gcjitter report DIR).
-		page := *d
-		if report.CompareVariants(&page, dir, report.DefaultReference, results.CompareOptions{}) == nil {
-			page.Answers = advise.Answers(dir, m, advise.Options{LimitOf: memLimit.Limit})
+		p := *d
+		if report.CompareVariants(&p, dir, report.DefaultReference, results.CompareOptions{}) == nil {
+			p.Answers = advise.Answers(dir, m, advise.Options{LimitOf: memLimit.Limit})
 		}
-		if _, err := report.WriteFiles(dir, "report", &page, "html"); err != nil {
+		page = &p
+	}
+	// The summary opens with what to set, as the page does.
+	if page != nil {
+		report.AnswersText(out, page.Answers)
+	}
+	report.RunSummaryText(out, m)
+	if page != nil {
+		if _, err := report.WriteFiles(dir, "report", page, "html"); err != nil {
 			fmt.Fprintf(stderr, "gcjitter run: writing report.html: %v\n", err)
 		}
 	}
