@@ -240,3 +240,29 @@ func TestYoungUntilFull(t *testing.T) {
 		t.Fatal("past the threshold: the 25% rule decides, not the count")
 	}
 }
+
+// TestMultiRankMemoryFromCollector: a multi-rank run's memory is its ranks'
+// accounting, the worst of them: one rank's leak outside the collector
+// makes the run grow though every rank's collector frees its garbage.
+func TestMultiRankMemoryFromCollector(t *testing.T) {
+	def := [3]int64{700, 10, 10}
+	ranks := func(leak float64) []*bench.Stream {
+		var out []*bench.Stream
+		for r := range 2 {
+			s := newSim(def, true, 2403, 8, 200_000)
+			if r == 1 {
+				s.leakPerStep = leak
+			}
+			out = append(out, s.stream("default", 200))
+		}
+		return out
+	}
+	sum, _ := MultiRank(ranks(0), DefaultSpikeRule)
+	if sum.RSS.Class != MemBounded || sum.RSS.Collector == nil {
+		t.Fatalf("no leak: class %s, collector %v; want bounded from the collector", sum.RSS.Class, sum.RSS.Collector)
+	}
+	sum, _ = MultiRank(ranks(1<<20), DefaultSpikeRule)
+	if sum.RSS.Class != MemGrows || !strings.Contains(sum.RSS.Reason(), "outside the collector's view") {
+		t.Fatalf("rank 1 leaks: class %s, reason %q", sum.RSS.Class, sum.RSS.Reason())
+	}
+}

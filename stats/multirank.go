@@ -2,6 +2,7 @@ package stats
 
 import (
 	"github.com/gcjitter/gcjitter/bench"
+	"math"
 )
 
 // RankSummary is what a multi-rank run adds to its summary: how one rank's
@@ -74,9 +75,11 @@ func MultiRank(ranks []*bench.Stream, rule SpikeRule) (RunSummary, RankSummary) 
 	measured := make([][]*bench.Step, len(ranks))
 	n := -1
 	rs.RankP50, rs.RankP99 = make([]float64, len(ranks)), make([]float64, len(ranks))
+	owns := make([]RunSummary, len(ranks))
 	for r, s := range ranks {
 		measured[r] = s.Measured()
 		own := Summarize(s, rule)
+		owns[r] = own
 		rs.RankP50[r], rs.RankP99[r] = own.P50, own.P99
 		if n < 0 || len(measured[r]) < n {
 			n = len(measured[r])
@@ -113,6 +116,9 @@ func MultiRank(ranks []*bench.Stream, rule SpikeRule) (RunSummary, RankSummary) 
 		sm.Add(st)
 	}
 	sum := sm.Result(rule)
+	if sum.RSS != nil {
+		sum.RSS.decide(ranksFreeing(owns))
+	}
 	typical := sum.Typical
 	limits := rule.Limits(Baseline{Typical: sum.Typical, Spread: sum.Spread})
 	for r := range ranks {
@@ -180,4 +186,23 @@ func maxMem(a, b *int64) *int64 {
 		return b
 	}
 	return a
+}
+
+// ranksFreeing is a multi-rank run's collector accounting: each rank's
+// own (a rank counts only its own objects), the worst of them: a rank
+// whose garbage accumulates, else the first rank's (bounded on every
+// rank); nil unless every rank's was observed. outside is the fastest
+// growth outside the collector's view of any rank.
+func ranksFreeing(owns []RunSummary) (f *Freeing, outside float64) {
+	for _, o := range owns {
+		if o.RSS == nil || o.RSS.Collector == nil {
+			return nil, 0
+		}
+		c := o.RSS.Collector
+		if f == nil || c.Class == MemGrows && f.Class != MemGrows {
+			f = c
+		}
+		outside = math.Max(outside, o.RSS.Outside)
+	}
+	return f, outside
 }
