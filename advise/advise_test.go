@@ -399,9 +399,19 @@ func TestDecideFromCollector(t *testing.T) {
 	if th.Fate != RunsOut || a.Pick == nil || a.Pick.Variant != "freeze" {
 		t.Errorf("under 8 GiB: threshold %s, pick %v", th.Fate, a.Pick)
 	}
+	// A full collection the 25% rule holds back comes at a step the
+	// counts do not show: its memory is undecided, not a straight line
+	// that runs out.
+	cs := base()
+	cs[3].Mem.NextFull, cs[3].Mem.PeakAtNext, cs[3].Mem.Deferred = 0, 0, true
+	a, _ = Decide("ascend-gpt-periodic-gc", "default", cs, job)
+	th = a.Candidates[slices.IndexFunc(a.Candidates, func(j *Judged) bool { return j.Variant == "threshold:700,10,1000" })]
+	if th.Fate != MemUnsure || !strings.Contains(lasts(th, job), "25% rule") {
+		t.Errorf("deferred: fate %s (%s)", th.Fate, lasts(th, job))
+	}
 	// Without the collector's accounting, RSS's noise leaves freeze
 	// undecided (what the issue saw).
-	cs := base()
+	cs = base()
 	cs[1].Mem.Collector = false
 	a, _ = Decide("ascend-gpt-periodic-gc", "default", cs, job)
 	if !a.Undecided {

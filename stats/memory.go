@@ -405,6 +405,7 @@ type MemPool struct {
 	// Outside, the median growth outside the collector's view of the runs
 	// that showed one.
 	Collector  bool
+	Deferred   bool // some run's full collection was held back by the 25% rule (Freeing.Deferred)
 	Why        string
 	NextFull   int
 	PeakAtNext float64
@@ -427,6 +428,7 @@ func PoolMem(ms []*Mem, steps int) MemPool {
 			if p.Why == "" {
 				p.Why = m.Reason()
 			}
+			p.Deferred = p.Deferred || f.Deferred
 			if f.NextFull > 0 {
 				next = append(next, float64(f.NextFull))
 				p.PeakAtNext = math.Max(p.PeakAtNext, f.PeakAtNext)
