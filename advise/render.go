@@ -143,19 +143,23 @@ type jsonPick struct {
 }
 
 type jsonCandidate struct {
-	Variant      string                   `json:"variant"`
-	Policy       string                   `json:"policy"`
-	Runs         int                      `json:"runs"`
-	Steps        int                      `json:"steps"`
-	P50NS        *float64                 `json:"p50_ns"`
-	P99NS        *float64                 `json:"p99_ns"`
-	SpikeRate    *float64                 `json:"spike_rate_per_kstep"`
-	Gen2PauseNS  *float64                 `json:"gen2_pause_ns"`
-	MeanStepNS   *float64                 `json:"mean_step_ns"`
-	RSSGrowth    *float64                 `json:"rss_growth_bytes_per_kstep"`
-	RSSGrowthLo  *float64                 `json:"rss_growth_lo_bytes_per_kstep"`
-	RSSGrowthHi  *float64                 `json:"rss_growth_hi_bytes_per_kstep"`
-	MemClass     stats.MemClass           `json:"memory_class"`
+	Variant     string         `json:"variant"`
+	Policy      string         `json:"policy"`
+	Runs        int            `json:"runs"`
+	Steps       int            `json:"steps"`
+	P50NS       *float64       `json:"p50_ns"`
+	P99NS       *float64       `json:"p99_ns"`
+	SpikeRate   *float64       `json:"spike_rate_per_kstep"`
+	Gen2PauseNS *float64       `json:"gen2_pause_ns"`
+	MeanStepNS  *float64       `json:"mean_step_ns"`
+	RSSGrowth   *float64       `json:"rss_growth_bytes_per_kstep"`
+	RSSGrowthLo *float64       `json:"rss_growth_lo_bytes_per_kstep"`
+	RSSGrowthHi *float64       `json:"rss_growth_hi_bytes_per_kstep"`
+	MemClass    stats.MemClass `json:"memory_class"`
+	// MemWhy is the class in the collector's words, FirstFull the
+	// predicted step of a first full collection the runs did not reach.
+	MemWhy       string                   `json:"memory_why,omitempty"`
+	FirstFull    int                      `json:"first_full_collection_predicted_step,omitempty"`
 	MemFate      Fate                     `json:"memory_fate"`
 	StepsNeeded  int                      `json:"memory_steps_needed,omitempty"`
 	WorstPeak    *float64                 `json:"worst_rss_peak_bytes"`
@@ -203,7 +207,7 @@ func (a *Advice) JSON(w io.Writer) error {
 		}
 		if j.Fate != NotRecorded {
 			c.RSSGrowth, c.RSSGrowthLo, c.RSSGrowthHi, c.WorstPeak = stats.Finite(j.Mem.Growth), stats.Finite(j.Mem.Lo), stats.Finite(j.Mem.Hi), stats.Finite(j.WorstPeak)
-			c.MemClass = j.Mem.Class
+			c.MemClass, c.MemWhy, c.FirstFull = j.Mem.Class, j.Mem.Why, j.Mem.NextFull
 			c.StepsToLimit, c.HoursToLimit, c.SoonestHours, c.NeedBytes = stats.Finite(j.LimitSteps), stats.Finite(j.LimitHours), stats.Finite(j.SoonestHours), stats.Finite(j.NeedBytes)
 		}
 		out.Candidates = append(out.Candidates, c)
