@@ -58,7 +58,7 @@ type collectorTrack struct {
 	steps                int
 	first, last          [3]int64
 	young, manualYoung   int   // automatic young collections; the policy's young ones
-	youngFreed           int64 // objects the young collections freed
+	youngFreed           int64 // objects the young collections (both) freed
 	fulls                int
 	firstFull, lastFull  int
 	freedFull            int64
@@ -88,6 +88,7 @@ func (t *collectorTrack) add(i int, st *bench.Step) {
 			t.freedFull += e.Collected
 		case e.Manual:
 			t.manualYoung++
+			t.youngFreed += e.Collected
 		default:
 			t.young++
 			t.youngFreed += e.Collected

@@ -266,3 +266,27 @@ func TestMultiRankMemoryFromCollector(t *testing.T) {
 		t.Fatalf("rank 1 leaks: class %s, reason %q", sum.RSS.Class, sum.RSS.Reason())
 	}
 }
+
+// TestManualYoungOnly: manual:N:1 (torchtitan's gc_freq) collects gen 1 on
+// schedule with automatic GC off: what is alive at a collection (the last
+// retain steps' garbage) is promoted to gen 2, which nothing collects.
+func TestManualYoungOnly(t *testing.T) {
+	s := newSim([3]int64{700, 10, 10}, false, 1000, 4, 50_000)
+	st := &bench.Stream{Meta: &bench.Meta{Python: bench.PythonInfo{Version: "3.11.2", Implementation: "CPython"}, Policy: "manual:50:1",
+		GC: bench.GCState{Enabled: false, Thresholds: []int{700, 10, 10}}}}
+	for i := range 150 {
+		x := s.step(i)
+		if (i+1)%50 == 0 {
+			x.GC = append(x.GC, s.collect(1, i+1, true))
+			x.Scheduled = true
+			x.Count = s.count
+		}
+		st.Steps = append(st.Steps, x)
+	}
+	m := Summarize(st, DefaultSpikeRule).RSS
+	f := m.Collector
+	// 4 steps' garbage of every 50 survives: 80 objects a step.
+	if m.Class != MemGrows || f == nil || f.PerStep < 60 || f.PerStep > 100 || !strings.Contains(m.Reason(), "nothing collects gen 2") {
+		t.Fatalf("class %s, %+v", m.Class, f)
+	}
+}
