@@ -224,7 +224,7 @@ func (t *collectorTrack) result(meta *bench.Meta, rss *Mem, rssLast float64) *Fr
 			break
 		}
 		f.NextFull = t.steps + int(math.Ceil(float64(k)/rate))
-		f.Why = fmt.Sprintf("about %s tracked objects a step survive young collections and wait for a full collection, predicted at step %d (gen 2's count %d of the %d its threshold needs, %.3g gen-1 collections a step)",
+		f.Why = fmt.Sprintf("about %s tracked objects a step survive young collections and wait for a full collection, predicted at step %d by gen 2's threshold (its count %d of the %d needed, %.3g gen-1 collections a step; later if CPython's 25%% rule holds it back)",
 			count(acc), f.NextFull, t.last[2], th[2]+1, rate/float64(th[1]+2))
 	}
 	if f.NextFull > 0 && rss != nil {
