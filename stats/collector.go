@@ -182,9 +182,11 @@ func (t *collectorTrack) result(meta *bench.Meta, rss *Mem, rssLast float64) *Fr
 		f.Class = MemBounded
 		switch {
 		case t.freedFull == 0:
-			f.Why = fmt.Sprintf("%s: none had cyclic garbage to free", fullsText(f))
-		default:
+			f.Why = fmt.Sprintf("%s ran with no cyclic garbage to free", fullsText(f))
+		case f.Every > 0:
 			f.Why = fmt.Sprintf("%s free %s objects each: the garbage does not accumulate", fullsText(f), count(f.Freed))
+		default:
+			f.Why = fmt.Sprintf("its full collection (step %d) freed %s objects: the garbage does not outlive it", t.firstFull+1, count(f.Freed))
 		}
 	case t.young == 0 && t.manualYoung == 0:
 		// No collection at all: the collector is off (disabled, manual:N
@@ -275,7 +277,7 @@ func fullsText(f *Freeing) string {
 	if f.Every > 0 {
 		return fmt.Sprintf("full collections every ~%.0f steps", f.Every)
 	}
-	return "a full collection"
+	return "its full collection"
 }
 
 // count prints an object count: "2,403", "85,917".
