@@ -57,7 +57,7 @@ func SizeFor(cs []*cases.Case, d *results.Data, effect float64) []Sized {
 			steps := d.MinIters[bench]
 			for _, metric := range primaryOf(c) {
 				mt, ok := stats.MetricByName(metric)
-				if !ok || mt.Exact || mt.MinSteps > steps || mt.FloorAbs > 0 {
+				if !ok || mt.Exact || !mt.Judged(steps, true) || mt.FloorAbs > 0 {
 					continue // exact, too short a run, or a slope near zero: no relative effect to size for
 				}
 				xs := d.MetricValues(bench, mt)

@@ -438,3 +438,47 @@ func TestSpeedUndecidedIsSaid(t *testing.T) {
 		t.Errorf("warnings do not name the undecided metric and what settles it:\n%s", w)
 	}
 }
+
+// The fixture's 40-step runs are far under p99's 368 (a within-run
+// interval), yet the gate's runs have the baseline's length: p99 is
+// planned, its detectable change stated before the runs; a p99 too noisy
+// to see the effect at that size warns and does not refuse (such gates ran
+// before without p99; p50 decides whether one can fail).
+func TestPlanPowerP99AtShortRuns(t *testing.T) {
+	tight := func(lo, hi float64) func(*golden.Golden) {
+		return func(g *golden.Golden) {
+			for _, v := range g.Variants {
+				v.Runs[1]["p50"] = 1.01 * v.Runs[0]["p50"]
+				v.Runs[0]["p99"], v.Runs[1]["p99"] = lo*v.Runs[0]["p99"], hi*v.Runs[0]["p99"]
+			}
+		}
+	}
+	pw := plan(t, baseline(t, "test-cpu", tight(1, 1.01)), fixtureCase(t)).PlanPower()
+	if pw.Refused != nil || !regexp.MustCompile(`; p99 \+[0-9.]+% \(worst: \S+ at 2\+2 runs\)`).MatchString(pw.Detects) {
+		t.Errorf("tight p99 at 40 steps: refused %v, detects %q, want p99's detectable change", pw.Refused, pw.Detects)
+	}
+	pw = plan(t, baseline(t, "test-cpu", tight(1, 2.5)), fixtureCase(t)).PlanPower()
+	if pw.Refused != nil || !slices.ContainsFunc(pw.Warnings, func(w string) bool { return strings.Contains(w, "p99: 2 new runs") }) {
+		t.Errorf("noisy p99 at 40 steps: refused %v, warnings %q, want a warning", pw.Refused, pw.Warnings)
+	}
+}
+
+// -detect 20% plans p99 at short runs too: a p99 that cannot see the
+// stated change refuses, naming p99.
+func TestPlanPowerDetectP99AtShortRuns(t *testing.T) {
+	dir := baseline(t, "test-cpu", func(g *golden.Golden) {
+		for _, v := range g.Variants {
+			v.Runs[1]["p50"] = 1.001 * v.Runs[0]["p50"]
+			v.Runs[1]["p99"] = 1.5 * v.Runs[0]["p99"]
+		}
+	})
+	noDrift := 0.0 // so that p50 (runs 0.1% apart) sees +20% and p99 alone cannot
+	p, err := New([]*cases.Case{fixtureCase(t)}, Options{Dir: dir, Class: "test-cpu", Warmup: -1, Detect: 0.2, Drift: &noDrift, MaxRuns: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pe *PlanError
+	if pw := p.PlanPower(); !errors.As(pw.Refused, &pe) || !strings.Contains(pe.Msg, " p99: ") {
+		t.Fatalf("+20%% with p99 runs 50%% apart at 40 steps: refused %v, want a refusal naming p99", pw.Refused)
+	}
+}

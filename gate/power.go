@@ -48,7 +48,8 @@ func (p *Plan) PlanPower() Power {
 			ci.oldRuns = max(ci.oldRuns, len(v.Runs))
 			for _, metric := range primaryOf(c) {
 				mt, ok := stats.MetricByName(metric)
-				if !ok || mt.MinSteps > g.Size.Steps {
+				// The gate's runs are of the baseline's length.
+				if !ok || !mt.Judged(g.Size.Steps, true) {
 					continue
 				}
 				var xs []float64
@@ -97,7 +98,12 @@ func (p *Plan) PlanPower() Power {
 			}
 			msg := fmt.Sprintf("%s %s: %d new runs against the baseline's %d detect %s with %.0f%% power (run-to-run spread %s, session drift %s)",
 				it.Bench, it.Metric, runs, ci.oldRuns, effectText(effect), 100*res.Powers[i], stats.Pct(it.Spread), stats.Pct(it.Drift))
-			if slices.Contains(stats.Decisive, it.Metric) && pw.Refused == nil {
+			// A tail quantile judged under its MinSteps (at one run length,
+			// stats.Metric.EqualLengthsFree) that cannot see a doubling
+			// warns: such gates ran before without it, and p50 still
+			// decides whether one can fail. A change the user stated
+			// (-detect) it must see.
+			if mt, _ := stats.MetricByName(it.Metric); slices.Contains(stats.Decisive, it.Metric) && pw.Refused == nil && (mt.MinSteps <= ci.g.Size.Steps || p.Detect > 0) {
 				// A spread the host's disturbance made is no reason for
 				// more runs: the baseline itself is to be remade.
 				if bad := p.contamination(ci.c); bad != "" {
@@ -248,6 +254,8 @@ func planBothSides(cs []*cases.Case, maxRuns int, drift bool, what string) error
 		var items []stats.PlanItem
 		for _, v := range c.Variants {
 			for _, metric := range stats.Decisive {
+				// Refusals only: a tail quantile under its MinSteps warns in
+				// PlanPower and never refuses.
 				if mt, ok := stats.MetricByName(metric); ok && mt.MinSteps <= c.Steps && slices.Contains(primaryOf(c), metric) {
 					it := stats.PlanItem{Bench: results.BenchName(c.Name, v.Name), Metric: metric, Floor: float64(c.Gate.Floor(metric))}
 					if drift {

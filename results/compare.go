@@ -187,6 +187,12 @@ func alphaFor(opt CompareOptions, old, new *Data, cases [2]map[string]Case) (flo
 
 // steps are the measured steps of a side's runs of bench: every run's from
 // a results directory, else the fewest a line has.
+// sameLength: every run of both sides has one length (known).
+func sameLength(old, new []int) bool {
+	all := append(slices.Clone(old), new...)
+	return len(all) > 0 && slices.Min(all) == slices.Max(all)
+}
+
 func steps(d *Data, bench string) []int {
 	var out []int
 	for _, r := range d.Runs[bench] {
@@ -286,7 +292,7 @@ func Compare(old, new *Data, opt CompareOptions) *Comparison {
 			p := stats.Pair{Bench: b, Metric: u, Unit: u, Old: oldVals, New: new.Values[b][u], OldSteps: oldSteps, NewSteps: newSteps}
 			if m, ok := stats.MetricByUnit(u); ok {
 				p.Metric, p.Exact, p.Better = m.Name, m.Exact, m.Better()
-				if steps := min(old.MinIters[b], new.MinIters[b]); steps < m.MinSteps {
+				if steps := min(old.MinIters[b], new.MinIters[b]); !m.Judged(steps, sameLength(oldSteps, newSteps)) {
 					leftOut[m.Name] = append(leftOut[m.Name], steps)
 					continue
 				}
@@ -312,6 +318,10 @@ func Compare(old, new *Data, opt CompareOptions) *Comparison {
 	oneSided.notes(c)
 	for _, m := range stats.Metrics {
 		if steps := leftOut[m.Name]; len(steps) > 0 {
+			if m.EqualLengthsFree {
+				c.Notes = append(c.Notes, fmt.Sprintf("%s left out of %d benchmark(s): runs of different lengths with %d steps or fewer; across lengths it needs %d (a finite interval in each run), at one length any size", m.Name, len(steps), slices.Max(steps), m.MinSteps))
+				continue
+			}
 			c.Notes = append(c.Notes, fmt.Sprintf("%s left out of %d benchmark(s): runs have %d steps or fewer, a finite interval needs %d", m.Name, len(steps), slices.Max(steps), m.MinSteps))
 		}
 	}

@@ -233,3 +233,27 @@ func TestSensitivityNamesTheWorstRow(t *testing.T) {
 		}
 	}
 }
+
+// p99 of short runs is tested between runs of one length (200 steps, far
+// under the 368 of a within-run interval) and its detectable change stated;
+// across lengths under 368 it is left out, with a note saying why.
+func TestCompareP99AtEqualLengths(t *testing.T) {
+	const b = "GCJitter/case=c/variant=default"
+	units := map[string][2]float64{"p50-ns/step": {40e6, 40e6}, "p99-ns/step": {80e6, 120e6}}
+	old, new := sides(rand.New(rand.NewPCG(7, 8)), b, 5, 200, 200, units)
+	c := Compare(old, new, CompareOptions{})
+	if r := row(c, b, "p99"); r == nil || !r.Tested() || r.Verdict != stats.Regressed {
+		t.Fatalf("p99 at 200 steps a run, +50%%: %v, want regressed", r)
+	}
+	if text := c.SensitivityText(); !strings.Contains(text, "; p99 +") {
+		t.Errorf("sensitivity %q states no detectable p99 change", text)
+	}
+	old, new = sides(rand.New(rand.NewPCG(7, 8)), b, 5, 200, 300, units)
+	c = Compare(old, new, CompareOptions{})
+	if r := row(c, b, "p99"); r != nil {
+		t.Errorf("p99 at 200 vs 300 steps compared: %s", r.Verdict)
+	}
+	if !hasNote(c, "p99 left out of 1 benchmark(s): runs of different lengths") {
+		t.Errorf("notes %q", c.Notes)
+	}
+}

@@ -23,6 +23,14 @@ type RunSummary struct {
 	Steps int
 	// Step-time quantiles and maximum, in nanoseconds.
 	P50, P90, P99, P999, Max float64
+	// P99NoGen2 is the p99 of the steps without a full collection in them
+	// (for a multi-rank run's global step: on no rank): the tail that is
+	// not the collector's, which p99 cannot see where full collections
+	// make the slowest 1% (a stall in 3% of the other steps moved the runs'
+	// p99 in 4-8% of synthetic trials, this in all; docs/compare.md). 0
+	// where the run has no such step or no full collection (p99 is then
+	// the same thing), and in summaries written before it.
+	P99NoGen2 float64 `json:",omitempty"`
 	// Mean is the mean step time in nanoseconds (the throughput's
 	// inverse); 0 in summaries written before it was recorded.
 	Mean float64 `json:",omitempty"`
@@ -299,6 +307,16 @@ func (sm *Summarizer) Result(rule SpikeRule) RunSummary {
 	tail := tailOf(sm.durs, sm.pauses, sorted)
 	r.Tail = &tail
 	noGen2 := func(i int) bool { return sm.inGC[i]&inGen2 == 0 }
+	var other []float64
+	for i, d := range sm.durs {
+		if noGen2(i) {
+			other = append(other, d)
+		}
+	}
+	if len(other) > 0 && len(other) < len(sm.durs) {
+		SortFloat64s(other)
+		r.P99NoGen2 = Quantile(other, 0.99)
+	}
 	base := baselineOf(sm.durs, noGen2, rule)
 	r.Typical, r.Spread = base.Typical, base.Spread
 	limits := rule.Limits(base)

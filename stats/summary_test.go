@@ -100,3 +100,42 @@ func TestPeriodToleratesStraySpikes(t *testing.T) {
 		}
 	}
 }
+
+// P99NoGen2 is the p99 of the steps without a full collection: a stall in
+// 3% of them shows there even where full collections (every 40th step, 5x
+// the step) make the run's p99; a young collection does not take a step
+// out of it; a run without full collections has none (p99 is it).
+func TestSummarizeP99NoGen2(t *testing.T) {
+	s := &bench.Stream{}
+	var other []float64
+	for i := range 400 {
+		st := &bench.Step{Index: i, DurationNS: 1000 + int64(i%7)}
+		switch {
+		case i%40 == 20:
+			st.DurationNS = 5000
+			st.GC = []bench.GCEvent{{Gen: 2, PauseNS: 4000, InStep: true}}
+		case i%33 == 5: // a stall, 12 of 400 steps
+			st.DurationNS = 2500
+		case i%10 == 3:
+			st.GC = []bench.GCEvent{{Gen: 0, PauseNS: 10, InStep: true}}
+		}
+		if i%40 != 20 {
+			other = append(other, float64(st.DurationNS))
+		}
+		s.Steps = append(s.Steps, st)
+	}
+	r := Summarize(s, DefaultSpikeRule)
+	SortFloat64s(other)
+	if want := Quantile(other, 0.99); r.P99NoGen2 != want || want != 2500 {
+		t.Errorf("p99 without full collections %v, want %v (the stalls)", r.P99NoGen2, want)
+	}
+	if r.P99 != 5000 {
+		t.Errorf("p99 %v, want the full collections' 5000", r.P99)
+	}
+	for _, st := range s.Steps {
+		st.GC = nil
+	}
+	if r := Summarize(s, DefaultSpikeRule); r.P99NoGen2 != 0 {
+		t.Errorf("no full collection: %v, want 0 (p99 is the same thing)", r.P99NoGen2)
+	}
+}
