@@ -7,6 +7,8 @@
 #   torch2.5-py3.11    an older 2.x, the old side of upgrade gates
 #   torch2.15-py3.12   the newest torch on CPython 3.12
 #   torch2.15-py3.13   the newest torch on CPython 3.13 (gen-0 threshold 2000)
+#   torch2.15-py3.14   the newest torch on CPython 3.14 (Debian unstable, in a chroot)
+#   torch2.15-py3.15   the newest torch on CPython 3.15 (Debian unstable, in a chroot)
 #   frameworks         torch2.15-py3.11 plus transformers (with accelerate) and lightning
 #   hta                HolisticTraceAnalysis on CPython 3.11, no torch: the peer that
 #                      reads the traces gcjitter imports (runner's TestHTAAgrees)
@@ -20,7 +22,7 @@
 # PyPI torch for Linux x86_64 is a CUDA build of several GB; it runs on the
 # CPU.
 set -euo pipefail
-stack=${1:?usage: stack.sh torch2.15-py3.11|torch2.5-py3.11|torch2.15-py3.12|torch2.15-py3.13|frameworks|hta}
+stack=${1:?usage: stack.sh torch2.15-py3.11|torch2.5-py3.11|torch2.15-py3.12|torch2.15-py3.13|torch2.15-py3.14|torch2.15-py3.15|frameworks|hta}
 root=${GCJITTER_STACKS:-$HOME/.cache/gcjitter/stacks}
 export PIP_CACHE_DIR=${PIP_CACHE_DIR:-$HOME/.cache/gcjitter/wheels}
 say() { echo "stack.sh: $*" >&2; }
@@ -30,6 +32,8 @@ case $stack in
   torch2.5-py3.11) py=3.11; pkgs=(torch==2.5.1) ;;
   torch2.15-py3.12) py=3.12; pkgs=(torch==2.15.0) ;;
   torch2.15-py3.13) py=3.13; pkgs=(torch==2.15.0) ;;
+  torch2.15-py3.14) py=3.14; pkgs=(torch==2.15.0); chroot=1 ;;
+  torch2.15-py3.15) py=3.15; pkgs=(torch==2.15.0); chroot=1 ;;
   frameworks) py=3.11; pkgs=(torch==2.15.0 "transformers[torch]" lightning) ;;
   hta) py=3.11; pkgs=(holistictraceanalysis==0.5.0); probe=hta; pkgname=holistictraceanalysis ;;
   *) say "unknown stack $stack"; exit 2 ;;
@@ -37,6 +41,10 @@ esac
 # numpy: torch's tensors from and to arrays, which the worker's emulated
 # device and the frameworks use.
 pkgs+=(numpy)
+
+if [ -n "${chroot:-}" ]; then
+  exec "$(dirname "$0")/stack-root.sh" "$stack" "$py" "$root" "${pkgs[@]}"
+fi
 
 venv=$root/$stack
 if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "import ${probe:-torch}" >/dev/null 2>&1; then
