@@ -188,7 +188,8 @@ type GCEvent struct {
 	InStep bool `json:"in_step"`
 	Manual bool `json:"manual"` // started by the policy's gc.collect, not by allocation
 	// GenInferred: the source recorded no generation (an imported profiler
-	// trace); Gen is 2 by convention.
+	// trace); Gen is runner.InferGenerations' label: 2 only for pauses far
+	// above all the others, else 0.
 	GenInferred bool `json:"gen_inferred,omitempty"`
 	// Objects is, in a census run (--census), the objects in the
 	// generations the collection walked, counted at its start; 0

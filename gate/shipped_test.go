@@ -67,7 +67,10 @@ func TestShippedGateTestsP99(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var names []string
 	for _, c := range quick {
+		names = append(names, c.Name)
 		t.Logf("%s alone: %s", c.Name, detects(c.Name))
 	}
+	t.Logf("the quick suite (gate -host-class ci-cpu): %s", detects(names...))
 }

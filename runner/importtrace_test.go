@@ -280,8 +280,10 @@ func TestReadTorchNPUTrace(t *testing.T) {
 				t.Errorf("step %d: %d ns, want 10 ms", st.Index, st.DurationNS)
 			}
 			for _, e := range st.GC {
-				if !e.GenInferred || e.Gen != 2 {
-					t.Errorf("step %d: collection %+v not marked as without generation", st.Index, e)
+				// 1.25-4.5 ms: no pause 20x above another's, so none is
+				// called full (InferGenerations).
+				if !e.GenInferred || e.Gen != 0 {
+					t.Errorf("step %d: collection %+v not marked as without generation and young", st.Index, e)
 				}
 				pauses[key{st.Index, e.InStep}] += e.PauseNS
 			}
@@ -362,8 +364,9 @@ func TestImportTraceMakesARun(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := runs[0]
-	if c.Run.ID != "npu/imported/run-01" || c.Summary.Steps != 8 || c.Summary.Collections[2] != 3 {
-		t.Errorf("run %s: %d steps, collections %v; want npu/imported/run-01, 8, three gen-2 (one between steps)", c.Run.ID, c.Summary.Steps, c.Summary.Collections)
+	// Pauses of 1.25-4.5 ms, no 20x gap: generation unknown, none full.
+	if c.Run.ID != "npu/imported/run-01" || c.Summary.Steps != 8 || c.Summary.Collections != [3]int{3, 0, 0} {
+		t.Errorf("run %s: %d steps, collections %v; want npu/imported/run-01, 8, three young (one between steps; no 20x gap calls one full)", c.Run.ID, c.Summary.Steps, c.Summary.Collections)
 	}
 }
 

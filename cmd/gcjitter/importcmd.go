@@ -29,7 +29,9 @@ legacy profiler's export_chrome_trace) or torch_npu's profiler
 (ASCEND_PROFILER_OUTPUT/trace_view.json). Steps are the host-side
 ProfilerStep#N spans, else the time between host-side Optimizer.step ends;
 collections are torch_npu's GC events (gc_detect_threshold) or Kineto's
-"Python GC" events, without generations: counted as gen-2 and marked so.
+"Python GC" events, without generations: those whose pauses stand 40x or
+more above all the others' count as full (gen 2), the rest as young (gen 0:
+never a young collection called full), all marked gen_inferred.
 Traces that name distinct ranks of one job (Kineto's distributedInfo, or
 rank-N / workerN in the file name) make one multi-rank run; any other trace
 is a run of its own, the processes of a merged trace its ranks. All or
