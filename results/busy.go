@@ -68,15 +68,22 @@ func Disturbance(m *Manifest, names ...string) string {
 	return strings.Join(why, "; ")
 }
 
-// HostBusy makes every tested timing verdict of the comparison (everything
-// measured in time: step quantiles, pauses, gc-cost, gc-share, the spike
-// rate; not the exact collection counts, not memory) unknown, worded
-// "undecided: host busy" with what disturbed it: a neighbour's load slows
-// a collection and a step by amounts no test can separate from a change,
-// so neither a regression nor a "same" can be read from such runs. The
-// exact layers (the GC schedule, the census) and memory still decide. It
-// returns how many rows it made unknown.
+// HostBusy makes every tested timing verdict of the comparison unknown,
+// worded "undecided: host busy" with what disturbed it (Disturbance): a
+// neighbour's load slows a collection and a step by amounts no test can
+// separate from a change, so neither a regression nor a "same" can be
+// read from such runs. It returns how many rows it made unknown.
 func (c *Comparison) HostBusy(why string) int {
+	return c.UndecideTimings("host busy: "+why, "rerun on a quiet host to judge timings")
+}
+
+// UndecideTimings makes every tested timing verdict of the comparison
+// (everything measured in time: step quantiles, pauses, gc-cost, gc-share,
+// the spike rate; not the exact collection counts, not memory) unknown,
+// "undecided: " and why, keeping the measured change in the reason; todo
+// says what would decide them. The exact layers and memory still decide.
+// It returns how many rows it made unknown.
+func (c *Comparison) UndecideTimings(why, todo string) int {
 	n := 0
 	for _, r := range c.Rows {
 		m, ok := stats.MetricByName(r.Metric)
@@ -84,12 +91,12 @@ func (c *Comparison) HostBusy(why string) int {
 			continue
 		}
 		measured := fmt.Sprintf("measured %s [%s, %s]", stats.Pct(r.Change), stats.Pct(r.ChangeLo), stats.Pct(r.ChangeHi))
-		r.Reason = fmt.Sprintf("undecided: host busy: %s; %s, which the load moves as much as a change would (was %s)", why, measured, r.Verdict)
+		r.Reason = fmt.Sprintf("undecided: %s; %s, which that moves as much as a change would (was %s)", why, measured, r.Verdict)
 		r.Verdict, r.RunsNeeded = stats.Unknown, 0
 		n++
 	}
 	if n > 0 {
-		c.Notes = append(c.Notes, fmt.Sprintf("timing undecided: host busy: %s; %d timing verdicts are unknown (the GC schedule, the census and memory still decide); rerun on a quiet host to judge timings", why, n))
+		c.Notes = append(c.Notes, fmt.Sprintf("timing undecided: %s; %d timing verdicts are unknown (the exact collection counts, the census and memory still decide); %s", why, n, todo))
 	}
 	return n
 }
