@@ -11,23 +11,26 @@ import (
 	"github.com/gcjitter/gcjitter/stats"
 )
 
-// TestSizeForKnownTruth: baselines sized by golden update -detect 20% see
-// +20% in a gate against them, from another session. Each trial draws a
+// TestSizeForKnownTruth: baselines sized by golden update -detect 30% see
+// +30% in a gate against them, from another session. Each trial draws a
 // pilot (DetectPilotRuns runs) whose spread SizeFor measures, then a
 // baseline session and a new session of the size it chose, each session
-// shifted by the session drift the catalogue assumes (a session's level
-// moves by drift/√2, so two differ by drift). Over 400 trials of a metric
-// with the GC cost's measured run-to-run spread (4%) the gate regresses
-// +20% in at least 90% (planned: 95% at the true spread; a pilot of 5
-// runs underestimates it now and then), and the unchanged tree in at most
-// 2% (its floor and the Holm level keep it far under alpha).
+// shifted by the session drift measured over 21 unchanged sessions (2.9%,
+// stats.MeasuredDrift; a session's level moves by drift/√2, so two differ
+// by drift), while the gate allows the catalogue's (its 90% upper bound,
+// 3.9%). Over 400 trials of a metric with the GC cost's measured
+// run-to-run spread (4%) the gate regresses +30% in at least 90%
+// (planned: 95% at the true spread; a pilot of 5 runs underestimates it
+// now and then), and the unchanged tree in at most 2%. (+20%, what this
+// test asked before the allowance was raised from 2% to the measured
+// bound, no size up to 30 runs can promise: SizeFor says so.)
 func TestSizeForKnownTruth(t *testing.T) {
 	c := &cases.Case{Name: "c", Steps: 400, Runs: 1, Variants: []cases.Variant{{Name: "default", Policy: "default"}},
 		Gate: cases.Gate{Primary: []string{"gc-cost"}}}
 	bench := results.BenchName("c", "default")
 	rng := rand.New(rand.NewPCG(20, 20))
 	const spread, trials = 0.04, 400
-	sessionSD := stats.GCCostDrift / math.Sqrt2
+	sessionSD := 0.029 / math.Sqrt2 // measured (stats.MeasuredDrift), under the allowance
 	session := func(runs int, level float64) []float64 {
 		shift := level * math.Exp(sessionSD*rng.NormFloat64())
 		xs := make([]float64, runs)
@@ -60,23 +63,23 @@ func TestSizeForKnownTruth(t *testing.T) {
 	var hits, falseAlarms, sizes int
 	for range trials {
 		pilot := session(DetectPilotRuns, 1)
-		sized := SizeFor([]*cases.Case{c}, data(pilot), 0.2)
+		sized := SizeFor([]*cases.Case{c}, data(pilot), 0.3)
 		if len(sized) != 1 || len(sized[0].Items) != 1 {
 			t.Fatalf("sized %+v, want one item", sized)
 		}
 		runs := max(sized[0].Runs, DetectPilotRuns)
 		sizes += runs
 		base := append(pilot, session(runs-DetectPilotRuns, 1)...) // the pilot's runs are the baseline's
-		if regressed(base, session(runs, 1.2)) {
+		if regressed(base, session(runs, 1.3)) {
 			hits++
 		}
 		if regressed(base, session(runs, 1)) {
 			falseAlarms++
 		}
 	}
-	t.Logf("sized %.1f runs on average; +20%% regressed in %d of %d, the unchanged tree in %d", float64(sizes)/trials, hits, trials, falseAlarms)
+	t.Logf("sized %.1f runs on average; +30%% regressed in %d of %d, the unchanged tree in %d", float64(sizes)/trials, hits, trials, falseAlarms)
 	if hits < trials*90/100 {
-		t.Errorf("+20%% regressed in %d of %d trials, want 90%%", hits, trials)
+		t.Errorf("+30%% regressed in %d of %d trials, want 90%%", hits, trials)
 	}
 	if falseAlarms > trials*2/100 {
 		t.Errorf("the unchanged tree regressed in %d of %d trials, want at most 2%%", falseAlarms, trials)
@@ -95,9 +98,9 @@ func TestSizeForNamesWhatItCannotSee(t *testing.T) {
 		// p50 spread 50%, gc-cost 2%.
 		d.Runs[bench] = append(d.Runs[bench], stats.RunSummary{Steps: c.Steps, P50: 1e6 * math.Pow(2, float64(i%2)), Collections: [3]int{0, 0, 1}, PauseNS: [3]float64{0, 0, 50 * x}, FullWalk: 1, Typical: 1e6})
 	}
-	s := SizeFor([]*cases.Case{c}, d, 0.2)[0]
+	s := SizeFor([]*cases.Case{c}, d, 0.3)[0]
 	text := s.String()
-	if !strings.Contains(text, "in default gc-cost") || !strings.Contains(text, "not +20.0% within 30 runs, which at this size detect: default p50 ") {
+	if !strings.Contains(text, "in default gc-cost") || !strings.Contains(text, "not +30.0% within 30 runs, which at this size detect: default p50 ") {
 		t.Errorf("statement %q: want gc-cost seen and p50 named with what it sees", text)
 	}
 	if s.Runs > 10 {

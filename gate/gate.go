@@ -48,6 +48,9 @@ type Options struct {
 	// (gate -baseline history:N) instead of the golden files; their
 	// measured night-to-night drift is the session drift.
 	History map[string]*history.Baseline
+	// AllowBusy judges timings from runs the host disturbed (gate
+	// -allow-busy): other load or a moved speed is then only warned of.
+	AllowBusy bool
 }
 
 // Plan is a gate ready to run: every case with its baseline.
@@ -195,6 +198,12 @@ func Primary(cs []*cases.Case) map[string][]string {
 	return out
 }
 
+// BusyReruns is how many times a gate makes its runs again when the host
+// was disturbed while it made them (results.Disturbance): a brief
+// disturbance then costs one more session, not a verdict; a host that
+// stays busy leaves the timing layer undecided.
+const BusyReruns = 1
+
 // Policy is how a judged gate fails.
 type Policy struct {
 	// Timing: "gate" (a timing regression fails) or "report" (shown, never
@@ -227,6 +236,9 @@ type Outcome struct {
 	// speedUndecided are the speed-free metrics that regressed on a host
 	// of another speed, each with its change (settle).
 	speedUndecided []string
+	// HostBusy says what disturbed the host during the runs when it made
+	// the timing layer undecided (results.Comparison.HostBusy).
+	HostBusy string
 	// Failed: the gate fails (exit 1), for the reasons in Why.
 	Failed bool
 	Why    []string
@@ -280,8 +292,22 @@ func (p *Plan) Judge(m *results.Manifest, dir string, pol Policy) (*Outcome, err
 	}
 	o.Comparison.Notes = append(notes, o.Comparison.Notes...)
 	leaveCountsToSchedules(o.Comparison, p.Cases, o.Schedules)
+	// Runs the host disturbed judge no timing: never regressed (a false
+	// alarm teaches people to ignore the gate), never same either.
+	if why := results.Disturbance(m, p.caseNames()...); why != "" && pol.Timing != TimingReport && !p.AllowBusy {
+		o.HostBusy = why
+		o.Comparison.HostBusy(why)
+	}
 	o.settle()
 	return o, nil
+}
+
+func (p *Plan) caseNames() []string {
+	names := make([]string, len(p.Cases))
+	for i, c := range p.Cases {
+		names[i] = c.Name
+	}
+	return names
 }
 
 // HostCheck says how this host differs from the ones the baselines were
@@ -392,7 +418,9 @@ func (o *Outcome) Warnings() []string {
 	// Other load slows a side's runs alike: a regression or an improvement
 	// in its timings may be the host's.
 	limit := results.BusyLimit(o.Manifest.Host.CPUs)
-	if busy, most := results.BusyOf(o.Manifest.Runs, o.Manifest.Host.CPUs); busy > 0 {
+	if o.HostBusy != "" {
+		out = append(out, fmt.Sprintf("timing undecided: host busy: %s; the timing verdicts are unknown, not regressed (-unknown fail fails on them); the GC schedule, the census and memory were judged; rerun on a quiet host (gcjitter system shows what loads this one) to judge timings", o.HostBusy))
+	} else if busy, most := results.BusyOf(o.Manifest.Runs, o.Manifest.Host.CPUs); busy > 0 {
 		out = append(out, fmt.Sprintf("the host was busy during %d of %d runs: other processes kept up to %.2f CPUs busy (over %.2f of %d), so their timings are partly the host's", busy, len(o.Manifest.Runs), most, limit, o.Manifest.Host.CPUs))
 	}
 	for _, c := range o.Plan.Cases {

@@ -482,3 +482,81 @@ func TestPlanPowerDetectP99AtShortRuns(t *testing.T) {
 		t.Fatalf("+20%% with p99 runs 50%% apart at 40 steps: refused %v, want a refusal naming p99", pw.Refused)
 	}
 }
+
+// TestJudgeBusyHostLeavesTimingUndecided: a baseline planted 2x faster in
+// every timing (p50, p99, pauses, gc-cost) fails a gate of runs made on a
+// quiet host; the same runs made beside other load (or while the host's
+// speed moved) give no timing verdict: every tested timing row is unknown,
+// "undecided: host busy" with the load, the gate passes with a warning
+// (fails under -unknown fail), and a schedule change still fails it.
+func TestJudgeBusyHostLeavesTimingUndecided(t *testing.T) {
+	faster := func(g *golden.Golden) {
+		for _, v := range g.Variants {
+			for _, r := range v.Runs {
+				for k := range r {
+					if m, ok := stats.MetricByName(k); ok && !m.Exact && !m.Memory {
+						r[k] /= 2
+					}
+				}
+			}
+		}
+	}
+	judge := func(edit func(*golden.Golden), other float64, pol Policy, allow bool) *Outcome {
+		t.Helper()
+		p := plan(t, baseline(t, "test-cpu", edit), fixtureCase(t))
+		p.AllowBusy = allow
+		m := fixtureManifest(t)
+		m.Host.CPUs = 2
+		for _, r := range m.Runs {
+			r.OtherCPUs = &other
+		}
+		o, err := p.Judge(m, fixtureDir, pol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	regressed := func(o *Outcome) []string {
+		var out []string
+		for _, r := range o.Comparison.Rows {
+			if r.Verdict == stats.Regressed {
+				out = append(out, r.Metric)
+			}
+		}
+		return out
+	}
+	quiet := judge(faster, 0.01, Policy{Timing: "gate"}, false)
+	if !quiet.Failed || len(regressed(quiet)) == 0 {
+		t.Fatalf("quiet host: failed %v, regressed %v; want the planted 2x to fail the gate", quiet.Failed, regressed(quiet))
+	}
+	busy := judge(faster, 1.9, Policy{Timing: "gate"}, false)
+	if busy.Failed || len(regressed(busy)) > 0 || busy.Unknowns == 0 {
+		t.Errorf("busy host: failed %v (%v), regressed %v, unknowns %d; want a pass with the timings unknown", busy.Failed, busy.Why, regressed(busy), busy.Unknowns)
+	}
+	undecided := 0
+	for _, r := range busy.Comparison.Rows {
+		m, _ := stats.MetricByName(r.Metric)
+		if r.Tested() && !m.Exact && !m.Memory {
+			if r.Verdict != stats.Unknown || !strings.HasPrefix(r.Reason, "undecided: host busy: other processes kept up to 1.90 of the host's 2 CPUs busy") {
+				t.Errorf("busy host: %s %s %s: %s", r.Bench, r.Metric, r.Verdict, r.Reason)
+			}
+			undecided++
+		}
+	}
+	if undecided == 0 {
+		t.Errorf("busy host: no tested timing row")
+	}
+	if w := strings.Join(busy.Warnings(), "\n"); !strings.Contains(w, "timing undecided: host busy") {
+		t.Errorf("busy host: warnings do not say why the timings are unknown:\n%s", w)
+	}
+	if o := judge(faster, 1.9, Policy{Timing: "gate", UnknownFails: true}, false); !o.Failed {
+		t.Errorf("busy host, -unknown fail: passed")
+	}
+	if o := judge(faster, 1.9, Policy{Timing: "gate"}, true); !o.Failed || len(regressed(o)) == 0 {
+		t.Errorf("busy host, -allow-busy: failed %v, regressed %v; want the timings judged", o.Failed, regressed(o))
+	}
+	bumped := func(g *golden.Golden) { faster(g); g.Variants[0].Schedule.Collections[0]++ }
+	if o := judge(bumped, 1.9, Policy{Timing: "gate"}, false); !o.Failed || !strings.Contains(strings.Join(o.Why, "; "), "GC schedule of fixture changed") {
+		t.Errorf("busy host, schedule changed: failed %v (%v); want the schedule to fail it", o.Failed, o.Why)
+	}
+}

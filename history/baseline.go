@@ -59,7 +59,7 @@ func (b *Baseline) SpeedAgainst(here *results.Calibration) string {
 	case !here.Known():
 		return "this host's speed was not measured"
 	case len(other) > 0:
-		return fmt.Sprintf("%d of its %d nights ran at another speed than this host's (this host runs the calibration at %.2fx-%.2fx theirs)", len(other), len(b.Nights), lo, hi)
+		return fmt.Sprintf("%d of its %d nights ran at another speed than this host's, or one too noisy to tell (results.SpeedBand: the same only within ±%.0f%%; this host runs the calibration at %.2fx-%.2fx theirs)", len(other), len(b.Nights), 100*results.SpeedBand, lo, hi)
 	case len(unknown) > 0:
 		return fmt.Sprintf("%d of its %d nights were recorded without their host's speed, so whether this host is as fast is unknown", len(unknown), len(b.Nights))
 	}

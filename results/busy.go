@@ -1,5 +1,13 @@
 package results
 
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gcjitter/gcjitter/stats"
+)
+
 // BusyShare is the share of the host's CPUs (at least BusyMinCPUs) that
 // processes other than a run's own may keep busy, on average while it
 // runs (Run.OtherCPUs), for its timings to be the workload's. A load that
@@ -32,4 +40,63 @@ func BusyOf(runs []*Run, cpus int) (n int, most float64) {
 // of cpus CPUs (false where it recorded none).
 func (r *Run) Busy(cpus int) bool {
 	return r.OtherCPUs != nil && *r.OtherCPUs > BusyLimit(cpus)
+}
+
+// Disturbance says what disturbed the host while the runs of the named
+// cases (all with none named) were made: runs beside other load over
+// BusyLimit, or a calibration that moved beyond SpeedMovedLimit within the
+// session (a throttled or frequency-scaled CPU). "" when neither was seen.
+// Their timings then measure the host as much as the change
+// (Comparison.HostBusy).
+func Disturbance(m *Manifest, names ...string) string {
+	if m == nil {
+		return ""
+	}
+	var runs []*Run
+	for _, r := range m.Runs {
+		if len(names) == 0 || slices.Contains(names, r.Case) {
+			runs = append(runs, r)
+		}
+	}
+	var why []string
+	if n, most := BusyOf(runs, m.Host.CPUs); n > 0 {
+		why = append(why, fmt.Sprintf("other processes kept up to %.2f of the host's %d CPUs busy (over %.2f) during %d of %d runs", most, m.Host.CPUs, BusyLimit(m.Host.CPUs), n, len(runs)))
+	}
+	if m.Calibration.Moved() {
+		why = append(why, fmt.Sprintf("the host's speed moved %.0f%% within the session (over %.0f%%: a throttled or shared CPU)", 100*m.Calibration.Spread(), 100*SpeedMovedLimit))
+	}
+	return strings.Join(why, "; ")
+}
+
+// HostBusy makes every tested timing verdict of the comparison unknown,
+// worded "undecided: host busy" with what disturbed it (Disturbance): a
+// neighbour's load slows a collection and a step by amounts no test can
+// separate from a change, so neither a regression nor a "same" can be
+// read from such runs. It returns how many rows it made unknown.
+func (c *Comparison) HostBusy(why string) int {
+	return c.UndecideTimings("host busy: "+why, "rerun on a quiet host to judge timings")
+}
+
+// UndecideTimings makes every tested timing verdict of the comparison
+// (everything measured in time: step quantiles, pauses, gc-cost, gc-share,
+// the spike rate; not the exact collection counts, not memory) unknown,
+// "undecided: " and why, keeping the measured change in the reason; todo
+// says what would decide them. The exact layers and memory still decide.
+// It returns how many rows it made unknown.
+func (c *Comparison) UndecideTimings(why, todo string) int {
+	n := 0
+	for _, r := range c.Rows {
+		m, ok := stats.MetricByName(r.Metric)
+		if !ok || m.Exact || m.Memory || !r.Tested() || r.Verdict == stats.Descriptive {
+			continue
+		}
+		measured := fmt.Sprintf("measured %s [%s, %s]", stats.Pct(r.Change), stats.Pct(r.ChangeLo), stats.Pct(r.ChangeHi))
+		r.Reason = fmt.Sprintf("undecided: %s; %s, which that moves as much as a change would (was %s)", why, measured, r.Verdict)
+		r.Verdict, r.RunsNeeded = stats.Unknown, 0
+		n++
+	}
+	if n > 0 {
+		c.Notes = append(c.Notes, fmt.Sprintf("timing undecided: %s; %d timing verdicts are unknown (the exact collection counts, the census and memory still decide); %s", why, n, todo))
+	}
+	return n
 }

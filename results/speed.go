@@ -49,27 +49,44 @@ func (c *Calibration) Spread() float64 {
 	if !c.Known() {
 		return 0
 	}
-	lo, hi := math.Inf(1), 0.0
-	for _, p := range c.Points {
-		lo, hi = min(lo, p.Cost()), max(hi, p.Cost())
-	}
+	lo, hi := c.costRange()
 	return hi/lo - 1
 }
 
 // Speed limits, measured on 2-core VMs (BENCHMARKS.md, "Host speed"):
-//   - SpeedDrift is how much one quiet host's calibration moves between
-//     sessions, beyond each session's own spread;
+//   - SpeedBand is how far apart two speeds may be and still be called the
+//     same (CompareSpeed): a ratio whose whole interval lies within ±10%.
+//     Quiet sessions of one host here read 2.7% apart, their points
+//     spreading 2-7% within a session, so their intervals fit inside it;
 //   - SpeedMovedLimit is the spread within one session above which the
 //     host's speed moved while the runs were made (another load, a
-//     throttled CPU): golden update refuses such a session, as a busy one.
+//     throttled CPU): golden update refuses such a session, as a busy one,
+//     and the gate leaves its timings undecided (Disturbance).
 const (
-	SpeedDrift      = 0.10
+	SpeedBand       = 0.10
 	SpeedMovedLimit = 0.25
 )
 
 // Moved says whether the host's speed moved within the session by more
 // than SpeedMovedLimit.
 func (c *Calibration) Moved() bool { return c.Known() && c.Spread() > SpeedMovedLimit }
+
+// costRange is the fastest and slowest point's cost.
+func (c *Calibration) costRange() (lo, hi float64) {
+	lo, hi = math.Inf(1), 0.0
+	for _, p := range c.Points {
+		lo, hi = min(lo, p.Cost()), max(hi, p.Cost())
+	}
+	return lo, hi
+}
+
+// Speed sameness, as CompareSpeed decides it.
+const (
+	SpeedSame      = "same"      // the ratio's interval lies within ±SpeedBand
+	SpeedDiffers   = "differs"   // it lies wholly outside
+	SpeedUndecided = "undecided" // it reaches across the band's edge: too noisy to say
+	SpeedUnknown   = ""          // a side has no calibration
+)
 
 // SpeedComparison is this host's speed against a baseline's.
 type SpeedComparison struct {
@@ -78,38 +95,57 @@ type SpeedComparison struct {
 	// Ratio is this host's speed over the baseline's host's: 0.5 runs the
 	// calibration half as fast.
 	Ratio float64
-	// Tolerance is the change in speed the two calibrations cannot tell
-	// from noise: the larger session spread plus SpeedDrift.
-	Tolerance float64
+	// Lo and Hi bound the ratio: the slowest and fastest the two sessions'
+	// points allow (each session's speed lies somewhere within its points).
+	Lo, Hi float64
+	// Verdict is SpeedSame, SpeedDiffers or SpeedUndecided.
+	Verdict string
 }
 
 // CompareSpeed is the one rule for whether timings measured on two hosts
 // (or two sessions of one) can be judged against each other: the gate,
-// golden and history read it.
+// golden, history, system and compare read it. The speeds are the same
+// only when the ratio's whole interval [Lo, Hi] lies within ±SpeedBand: a
+// noisier calibration widens the interval and so gives less confidence of
+// sameness, never more (a busy host's calibration spreading 161% cannot
+// vouch that it runs as fast as the baseline's). Noise that makes the
+// interval reach across the band's edge leaves it undecided, and timings
+// are then reported, not gated.
 func CompareSpeed(baseline, here *Calibration) SpeedComparison {
 	if !baseline.Known() || !here.Known() {
 		return SpeedComparison{}
 	}
-	return SpeedComparison{Known: true, Ratio: baseline.Cost() / here.Cost(),
-		Tolerance: max(baseline.Spread(), here.Spread()) + SpeedDrift}
+	bLo, bHi := baseline.costRange()
+	hLo, hHi := here.costRange()
+	s := SpeedComparison{Known: true, Ratio: baseline.Cost() / here.Cost(), Lo: bLo / hHi, Hi: bHi / hLo}
+	band := math.Log1p(SpeedBand)
+	lo, hi := math.Log(s.Lo), math.Log(s.Hi)
+	switch {
+	case lo >= -band && hi <= band:
+		s.Verdict = SpeedSame
+	case hi < -band || lo > band:
+		s.Verdict = SpeedDiffers
+	default:
+		s.Verdict = SpeedUndecided
+	}
+	return s
 }
 
-// Comparable says whether the speeds are the same within the tolerance.
-func (s SpeedComparison) Comparable() bool {
-	return s.Known && math.Abs(math.Log(s.Ratio)) <= math.Log1p(s.Tolerance)
-}
+// Comparable says whether the speeds are the same (SpeedSame).
+func (s SpeedComparison) Comparable() bool { return s.Known && s.Verdict == SpeedSame }
 
 // String says it in words: "this host runs the calibration at 0.52x the
-// baseline's speed (same within ±14%)".
+// baseline's speed [0.50x, 0.55x]: differs beyond ±10%".
 func (s SpeedComparison) String() string {
 	if !s.Known {
 		return "speed unknown: a side has no calibration"
 	}
-	verdict := "differs beyond"
-	if s.Comparable() {
-		verdict = "the same within"
-	}
-	return fmt.Sprintf("this host runs the calibration at %.2fx the baseline's speed (%s the noise of ±%.0f%%)", s.Ratio, verdict, 100*s.Tolerance)
+	what := map[string]string{
+		SpeedSame:      fmt.Sprintf("the same within ±%.0f%%", 100*SpeedBand),
+		SpeedDiffers:   fmt.Sprintf("differs beyond ±%.0f%%", 100*SpeedBand),
+		SpeedUndecided: fmt.Sprintf("whether it is the same within ±%.0f%% is undecided: the calibrations are too noisy (a busy or throttled host)", 100*SpeedBand),
+	}[s.Verdict]
+	return fmt.Sprintf("this host runs the calibration at %.2fx the baseline's speed [%.2fx, %.2fx]: %s", s.Ratio, s.Lo, s.Hi, what)
 }
 
 // String describes the session's calibration: "walk 30.1 ns/node,

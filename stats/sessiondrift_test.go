@@ -55,3 +55,35 @@ func TestSessionDriftEstimateKnownTruth(t *testing.T) {
 		t.Errorf("one session: %+v, want no drift and no bound", s)
 	}
 }
+
+// TestDriftAllowancesCoverMeasurements: every session drift measured on
+// this project's hosts (MeasuredDrift: its 90% upper bound, or its point
+// estimate where none was recorded) is within the catalogue's allowance
+// for the metric. An allowance under a measured drift makes a gate
+// against another session's baseline a false alarm on an unchanged tree.
+func TestDriftAllowancesCoverMeasurements(t *testing.T) {
+	seen := map[string]bool{}
+	for _, m := range MeasuredDrift {
+		bound := m.Upper
+		if bound == 0 {
+			bound = m.Drift
+		}
+		if bound < m.Drift {
+			t.Errorf("%s (%s): upper bound %.3f under its estimate %.3f", m.Metric, m.Source, m.Upper, m.Drift)
+		}
+		allow, ok := DefaultDrift[m.Metric]
+		if !ok {
+			t.Errorf("%s (%s): no such metric in the catalogue", m.Metric, m.Source)
+			continue
+		}
+		seen[m.Metric] = true
+		if bound > allow+1e-9 {
+			t.Errorf("%s: measured drift %.1f%% (%s, %d sessions) exceeds the catalogue's allowance %.1f%%", m.Metric, 100*bound, m.Source, m.Sessions, 100*allow)
+		}
+	}
+	for _, name := range []string{"p50", "p99", "gen2-pause", "gc-cost", "gc-share"} {
+		if !seen[name] {
+			t.Errorf("no measured drift of %s: its allowance is a guess", name)
+		}
+	}
+}

@@ -70,7 +70,7 @@ Exit status: 0 no regression, 1 a metric regressed, 2 bad input.
 	if same, err := results.SameInput(fs.Arg(0), fs.Arg(1)); err == nil && same {
 		fmt.Fprintf(stderr, "gcjitter compare: warning: %s and %s are the same input: every verdict will be same or unknown\n", fs.Arg(0), fs.Arg(1))
 	}
-	c := results.Compare(sides[0], sides[1], results.CompareOptions{Alpha: *alpha, Floors: floors, DefaultFloor: *defFloor})
+	c := results.CompareSessions(sides[0], sides[1], results.CompareOptions{Alpha: *alpha, Floors: floors, DefaultFloor: *defFloor})
 	if len(c.Rows) == 0 {
 		return cli.Usagef("%s and %s have no benchmark and unit in common\n  %s", fs.Arg(0), fs.Arg(1), strings.Join(c.Notes, "\n  "))
 	}

@@ -30,6 +30,7 @@ func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	baseline := fs.String("baseline", "golden", "what to judge against: golden (the files in -golden) or history:N (the last N nights of this host class in -history, with the night-to-night drift they measured)")
 	lim := adaptiveFlags(fs)
 	detect := detectFlag(fs, "refuse to run (exit 2) unless the runs can detect this change `F` (e.g. 20%) of p50 and p99 with 95% power against the baselines, naming the runs that can (default: a doubling); every report states what its size detected")
+	allowBusy := fs.Bool("allow-busy", false, fmt.Sprintf("judge timings from runs the host disturbed (other processes keeping over %.0f%% of its CPUs, at least %.1f, busy, or its speed moving over %.0f%% within the session); by default such runs are rerun once, and if the host stays busy every timing verdict is unknown (undecided: host busy)", 100*results.BusyShare, results.BusyMinCPUs, 100*results.SpeedMovedLimit))
 	var drift *float64
 	fs.Func("drift", fmt.Sprintf("session drift `F` of the timing metrics, e.g. 2%% (default: each case's gate.drift, else %.0f%%, measured on shared VMs; 0: as if the baseline were made in this session)", 100*stats.HostDrift), func(s string) error {
 		v, err := cases.ParseFraction(s)
@@ -64,7 +65,7 @@ unchanged environment), 2 bad input or missing baseline, 3 infrastructure.
 	if nights > 0 && f.history == "" {
 		return cli.Usagef("-baseline %s reads a history store: name it with -history or $%s", *baseline, history.DSNEnv)
 	}
-	plan, m, outDir, runErr := gateRuns(ctx, f, fs, *dir, *from, timing, drift, lim.MaxRuns, *detect, nights, stderr)
+	plan, m, outDir, runErr := gateRuns(ctx, f, fs, *dir, *from, timing, drift, lim.MaxRuns, *detect, nights, *allowBusy, stderr)
 	if m == nil {
 		return runErr
 	}
@@ -123,7 +124,7 @@ unchanged environment), 2 bad input or missing baseline, 3 infrastructure.
 // gateRuns plans the gate against its baselines (everything checked before
 // anything runs) and makes its runs, or reads them -from a results
 // directory. A nil manifest means stop with the error.
-func gateRuns(ctx context.Context, f *commonFlags, fs *flag.FlagSet, dir, from string, timing *string, drift *float64, maxRuns int, detect float64, nights int, stderr io.Writer) (*gate.Plan, *results.Manifest, string, error) {
+func gateRuns(ctx context.Context, f *commonFlags, fs *flag.FlagSet, dir, from string, timing *string, drift *float64, maxRuns int, detect float64, nights int, allowBusy bool, stderr io.Writer) (*gate.Plan, *results.Manifest, string, error) {
 	var m *results.Manifest
 	cs, err := f.loadCases(fs.Args())
 	if from != "" {
@@ -152,7 +153,7 @@ func gateRuns(ctx context.Context, f *commonFlags, fs *flag.FlagSet, dir, from s
 		}
 	}
 	plan, err := gate.New(cs, gate.Options{Dir: dir, Class: f.hostClass, Host: host,
-		Runs: f.sel.Runs, Steps: f.sel.Steps, Warmup: f.sel.Warmup, KeepSizes: m != nil, Drift: drift, MaxRuns: maxRuns, Detect: detect, History: fromHistory})
+		Runs: f.sel.Runs, Steps: f.sel.Steps, Warmup: f.sel.Warmup, KeepSizes: m != nil, Drift: drift, MaxRuns: maxRuns, Detect: detect, History: fromHistory, AllowBusy: allowBusy})
 	var missing *gate.MissingError
 	if errors.As(err, &missing) {
 		var caseArgs []string
@@ -189,6 +190,26 @@ func gateRuns(ctx context.Context, f *commonFlags, fs *flag.FlagSet, dir, from s
 	m, outDir, runErr := f.launch(stderr).Run(ctx, cs)
 	if m == nil {
 		return nil, nil, "", launchError(runErr)
+	}
+	// A disturbance is usually brief (a package install, a backup): the
+	// runs are made once more, as golden update does, and the quiet
+	// session is judged; still disturbed, the timing layer is undecided
+	// (gate.Plan.Judge). Only where timings gate: reported ones decide
+	// nothing.
+	for i := 0; i < gate.BusyReruns && runErr == nil && !allowBusy && *timing != gate.TimingReport; i++ {
+		why := results.Disturbance(m)
+		if why == "" {
+			break
+		}
+		again := *f
+		again.out = fmt.Sprintf("%s-rerun%d", outDir, i+1)
+		fmt.Fprintf(stderr, "gcjitter gate: the host was disturbed during the runs in %s: %s; running them once more into %s (at most %d reruns)\n", outDir, why, again.out, gate.BusyReruns)
+		m2, dir2, err := again.launch(stderr).Run(ctx, cs)
+		if m2 == nil || err != nil {
+			fmt.Fprintf(stderr, "gcjitter gate: warning: the rerun did not complete (%v): judging the first runs\n", err)
+			break
+		}
+		m, outDir = m2, dir2
 	}
 	return plan, m, outDir, runErr
 }
