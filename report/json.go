@@ -100,6 +100,13 @@ type jsonRow struct {
 	RunsNeeded int      `json:"runs_needed,omitempty"` // per side, in all
 	MoreRuns   int      `json:"more_runs,omitempty"`   // per side, beyond those there
 	Warnings   []string `json:"warnings"`
+	// Cost, for a mechanism's change judged by its cost (an environment
+	// changed): its time as a share of the mean step (null: not
+	// measured), and how it was priced; Explains when it is under the
+	// cost floor, reported as the cause and not judged.
+	Cost     *float64 `json:"cost_share,omitempty"`
+	CostWhat string   `json:"cost_what,omitempty"`
+	Explains bool     `json:"explains,omitempty"`
 }
 
 // jsonBench is a benchmark's spike line: per side, null where the side
@@ -193,6 +200,9 @@ func JSON(w io.Writer, d *Doc) error {
 				Change: stats.Finite(r.Change), ChangeLo: stats.Finite(r.ChangeLo), ChangeHi: stats.Finite(r.ChangeHi),
 				P: stats.Finite(r.P), PAdjusted: stats.Finite(r.PAdj), Floor: r.Floor, Verdict: string(r.Verdict), Relation: c.Word(r.Verdict), Reason: r.Reason,
 				Detectable: stats.Finite(r.Detectable), RunsNeeded: r.RunsNeeded, MoreRuns: r.MoreRuns(), Warnings: append([]string{}, r.Warnings...)}
+			if r.Cost != nil {
+				row.Cost, row.CostWhat, row.Explains = stats.Finite(r.Cost.Share), r.Cost.What, r.Explains()
+			}
 			out.Rows = append(out.Rows, row)
 			if seen[r.Bench] {
 				continue
