@@ -44,6 +44,10 @@ type jsonDoc struct {
 	// Sensitivity is, per decisive metric (p50, p99), the largest
 	// detectable change of its tested rows: what a pass is worth.
 	Sensitivity []jsonSensitivity `json:"sensitivity,omitempty"`
+	// Explanations split each benchmark's change into its parts
+	// (collection frequency, heap walked, cost per object, the steps
+	// themselves), where both sides have run summaries.
+	Explanations []jsonExplanation `json:"explanations,omitempty"`
 }
 
 type jsonSensitivity struct {
@@ -185,6 +189,7 @@ func JSON(w io.Writer, d *Doc) error {
 		out.Old, out.New, out.Alpha = c.Old.Path, c.New.Path, c.Alpha
 		out.Framing, out.Status = c.Framing(), d.Status()
 		out.Notes = append(out.Notes, c.Notes...)
+		out.Explanations = explainJSON(c)
 		for _, s := range c.Sensitivity() {
 			out.Sensitivity = append(out.Sensitivity, jsonSensitivity{Metric: s.Metric, Detectable: stats.Finite(s.Detectable),
 				Worst: s.Worst.Bench, Runs: s.Worst.Sizes(), Rows: s.Rows})

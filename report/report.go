@@ -51,6 +51,7 @@ func TextColor(w io.Writer, c *results.Comparison, color bool) {
 	if tw != nil {
 		tw.Flush()
 	}
+	explainText(w, c)
 	counts := map[stats.Verdict]int{}
 	for _, r := range c.Rows {
 		counts[r.Verdict]++

@@ -40,6 +40,11 @@ func (c collector) run(rng *rand.Rand, sd float64) stats.RunSummary {
 	r.P99 = work + r.MaxPauseNS[2]
 	r.P999, r.Max = r.P99, r.P99
 	r.Typical, r.Spread, r.Yardstick = work, 0.02*work, work
+	// The slowest 1%: the steps holding a full collection, then others.
+	slow := max(1, c.steps/100)
+	with := min(slow, c.counts[2])
+	full := r.PauseNS[2] / math.Max(1, float64(c.counts[2]))
+	r.Tail = &stats.TailGC{Slowest: slow, WithGC: with, InGC: float64(with) * full, Excess: float64(with)*full + float64(slow)*0.02*work}
 	return r
 }
 
