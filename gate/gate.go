@@ -264,7 +264,10 @@ func (p *Plan) Judge(m *results.Manifest, dir string, pol Policy) (*Outcome, err
 		if res.ScheduleFailed() {
 			o.fail(fmt.Sprintf("the GC schedule of %s changed in the same environment", c.Name))
 		}
-		if res.CensusFailed() {
+		switch {
+		case res.CensusFailed() && len(res.EnvChanges) > 0:
+			o.fail(fmt.Sprintf("the heap census of %s grew by what costs the step over %s: its collections walk a heavier heap", c.Name, strings.TrimPrefix(stats.Pct(stats.CostFloor), "+")))
+		case res.CensusFailed():
 			o.fail(fmt.Sprintf("the heap census of %s changed: its collections walk another heap", c.Name))
 		}
 		old.Merge(g.Data(path))

@@ -34,7 +34,7 @@ func explainTables(c *results.Comparison) []explainTable {
 	for _, e := range c.Explain() {
 		t := explainTable{Bench: e.Bench}
 		if !e.Census {
-			t.Note = "no heap census on both sides: the heap walked is left in the cost per collection"
+			t.Note = "no full collection with a heap census on both sides: the heap walked is left in the cost per collection"
 		}
 		for _, p := range e.Parts {
 			t.Rows = append(t.Rows, []string{p.Name, deltaOf(p.Step, e.OldStep), points(p.Share), deltaOf(p.Tail, e.OldTail)})

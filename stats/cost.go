@@ -129,7 +129,7 @@ func CensusCost(runs []RunSummary, g int, oldWalk, newWalk float64) *Cost {
 // change's mechanism; only its price can fail.
 func decideByCost(r *Row) {
 	c := r.Cost
-	moved := fmt.Sprintf("%s -> %s (%s)", num(r.Old[0]), num(r.New[0]), Pct(r.Change))
+	moved := fmt.Sprintf("%s -> %s (%s)", count(r.Old[0]), count(r.New[0]), finePct(r.Change))
 	switch {
 	case math.IsNaN(c.Share):
 		r.Verdict, r.Reason = Descriptive, fmt.Sprintf("explains: %s, at %s; the costs decide (gc-share, the pauses, gc-cost, p50, p99)", moved, c)
@@ -155,6 +155,24 @@ func ExactRow(p Pair) *Row {
 	r := compareOne(p, DefaultAlpha, 0, 0)
 	decide(r, DefaultAlpha)
 	return r
+}
+
+// count prints an exact count whole (400001, not 4e+05: one object more
+// must show), other values as num does.
+func count(x float64) string {
+	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+		return fmt.Sprintf("%.0f", x)
+	}
+	return num(x)
+}
+
+// finePct is Pct with two significant digits where Pct would print a
+// change as zero: one object more in 400,000 is "+0.00025%", not "+0.00%".
+func finePct(f float64) string {
+	if f != 0 && math.Abs(f) < 5e-5 {
+		return fmt.Sprintf("%+.2g%%", 100*f)
+	}
+	return Pct(f)
 }
 
 // dur prints nanoseconds as a duration with 3 significant digits.
