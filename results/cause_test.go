@@ -19,6 +19,9 @@ type collector struct {
 	counts [3]int
 	pauses [3]float64
 	walk   float64
+	// tailWith, when set, is how many of the slowest 1% hold a full
+	// collection (else as many as there are full collections).
+	tailWith int
 }
 
 // run is one run of c with run-to-run noise of sd (relative) on the work
@@ -43,6 +46,9 @@ func (c collector) run(rng *rand.Rand, sd float64) stats.RunSummary {
 	// The slowest 1%: the steps holding a full collection, then others.
 	slow := max(1, c.steps/100)
 	with := min(slow, c.counts[2])
+	if c.tailWith > 0 {
+		with = c.tailWith
+	}
 	full := r.PauseNS[2] / math.Max(1, float64(c.counts[2]))
 	r.Tail = &stats.TailGC{Slowest: slow, WithGC: with, InGC: float64(with) * full, Excess: float64(with)*full + float64(slow)*0.02*work}
 	return r

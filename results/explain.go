@@ -32,7 +32,9 @@ type Part struct {
 // themselves. The parts of each column sum to its total (an exact
 // sequential decomposition: frequency at A's pause, heap at A's cost per
 // object, cost at B's heap and frequency; the GC share's split is its
-// first-order one at the sides' midpoint).
+// first-order one at the sides' midpoint; the tail's share of slow steps
+// holding a collection moves with the schedule's rate, and beyond it with
+// the steps).
 type Explanation struct {
 	Bench string
 	Parts []Part // PartFrequency, PartHeap, PartCost, PartSteps, PartTotal
@@ -159,11 +161,22 @@ func explain(bench string, a, b side) Explanation {
 		dShareWork = -g / ((w + g) * (w + g))
 	}
 	// The tail: slowest 1% = p50 + (share holding a collection) x (its
-	// pause) + the rest of their excess.
-	tailFreq := (b.tailF - a.tailF) * a.tailG
+	// pause) + the rest of their excess. The schedule moves the share by
+	// the collections' rate (the full ones' where both sides make them:
+	// they are the slow steps' collections); the share moving beyond that
+	// is which steps happened to be slowest, and goes with the steps.
+	rate := func(s side) float64 { return s.perStep[0] + s.perStep[1] + s.perStep[2] }
+	if a.perStep[2] > 0 && b.perStep[2] > 0 {
+		rate = func(s side) float64 { return s.perStep[2] }
+	}
+	scheduled := a.tailF
+	if rate(a) > 0 {
+		scheduled = math.Min(1, a.tailF*rate(b)/rate(a))
+	}
+	tailFreq := (scheduled - a.tailF) * a.tailG
 	tailHeap := b.tailF * a.tailG * (heap - 1)
 	tailCost := b.tailF * (b.tailG - a.tailG*heap)
-	tailSteps := (b.p50 - a.p50) + (b.tailRest - a.tailRest)
+	tailSteps := (b.p50 - a.p50) + (b.tailRest - a.tailRest) + (b.tailF-scheduled)*a.tailG
 	e.Parts = []Part{
 		{PartFrequency, freq, freq * dShareGC, tailFreq},
 		{PartHeap, heapPart, heapPart * dShareGC, tailHeap},

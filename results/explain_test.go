@@ -22,6 +22,8 @@ func TestExplainSplitsTheChange(t *testing.T) {
 	faster.work *= 0.8
 	fewer := ascend // 4 full collections a run instead of 5
 	fewer.counts[2] = 4
+	otherSlow := ascend // the same schedule; 3 of the slowest 10 steps hold a full collection, not 5
+	otherSlow.tailWith = 3
 
 	for _, c := range []struct {
 		name string
@@ -35,6 +37,9 @@ func TestExplainSplitsTheChange(t *testing.T) {
 		{"20% more objects walked", heavier, PartHeap, 5 * 8e6 / 1000, 5.0 / 10 * 8e6},
 		{"steps 20% faster", faster, PartSteps, -2e6, -2e6*1.01 - 10*0.02*2e6/10},
 		{"one full collection fewer a run", fewer, PartFrequency, -40e6 / 1000, -1.0 / 10 * 40e6},
+		// Which steps are slowest is not the schedule: the same
+		// collections, other slow steps, the change goes with the steps.
+		{"the same schedule, other slow steps", otherSlow, PartSteps, 0, -2.0 / 10 * 40e6},
 	} {
 		rng := rand.New(rand.NewPCG(1, 1))
 		old, new := NewData("A"), NewData("B")
