@@ -3,10 +3,13 @@ package gate
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/gcjitter/gcjitter/cases"
+	"github.com/gcjitter/gcjitter/golden"
 	"github.com/gcjitter/gcjitter/results"
+	"github.com/gcjitter/gcjitter/stats"
 )
 
 // Spec is one side of gcjitter ab: an interpreter and environment.
@@ -127,6 +130,97 @@ func ABSteps(steps map[string]*results.Steps) map[string][2]*results.Steps {
 		pair := out[prefix+"/variant="+name]
 		pair[side] = s
 		out[prefix+"/variant="+name] = pair
+	}
+	return out
+}
+
+// Same reports whether two sides name one environment (an A/A check): the
+// same interpreter and the same environment variables.
+func (s Spec) Same(o Spec) bool {
+	return s.Python == o.Python && maps.Equal(s.Env, o.Env)
+}
+
+// JudgeAB compares B with A in the runs of an A/B session (d, its results
+// loaded; m, its manifest with the census runs). Two different specs are an
+// environment change (an upgrade, a patch, other thresholds): the
+// collection counts and the heap census are judged by what they cost
+// (results.CompareOptions.CountsByCost, stats.CensusCost) and otherwise
+// explain the costs beside them. Identical specs (A/A) keep zero
+// tolerance: the same environment must give the same schedule and heap.
+func JudgeAB(d *results.Data, m *results.Manifest, specs [2]Spec, cs []*cases.Case) *results.Comparison {
+	sides := SplitAB(d, specs)
+	aa := specs[0].Same(specs[1])
+	byCost := func(bench string) bool {
+		return !aa || len(sides[0].Env[bench].Changes(sides[1].Env[bench])) > 0
+	}
+	cmp := results.Compare(sides[0], sides[1], results.CompareOptions{Primary: Primary(cs), CountsByCost: byCost})
+	if m != nil {
+		abCensus(cmp, m, byCost)
+	}
+	if aa {
+		cmp.Notes = append(cmp.Notes, "A/A: both sides name one environment, so their GC schedules and heap census must agree exactly (any change in a collection count or the objects walked regresses)")
+	} else {
+		cmp.Notes = append(cmp.Notes, fmt.Sprintf("the sides name different environments: a collection count or heap census that changed is the change's mechanism, reported as what it explains, and fails only where it costs the step over %s (its extra collections x their measured pause; its extra objects x the measured time per object walked)",
+			strings.TrimPrefix(stats.Pct(stats.CostFloor), "+")))
+	}
+	return cmp
+}
+
+// CensusMetric is the name of the heap census's row in an A/B comparison:
+// the objects one collection of A's top generation walks.
+const CensusMetric = "heap-census"
+
+// abCensus adds a heap-census row to each benchmark whose variant has a
+// census run on both sides, after the benchmark's other rows: exact, and
+// judged by its cost where byCost says the environments differ.
+func abCensus(cmp *results.Comparison, m *results.Manifest, byCost func(bench string) bool) {
+	census := map[[2]string]*stats.RunSummary{} // {case, variant as run} -> its census run's summary
+	for _, r := range m.Census {
+		if r.Status == results.StatusOK && r.Summary != nil {
+			census[[2]string{r.Case, r.Variant}] = r.Summary
+		}
+	}
+	for _, bench := range benchesOf(cmp) {
+		caseName, variant := results.CaseOf(bench), results.VariantOf(bench)
+		a, b := census[[2]string{caseName, abSides[0] + variant}], census[[2]string{caseName, abSides[1] + variant}]
+		if a == nil || b == nil {
+			continue
+		}
+		old := golden.Census{Collections: a.Collections, Walked: a.Walked}
+		new := golden.Census{Collections: b.Collections, Walked: b.Walked}
+		g := old.Top()
+		if g < 0 {
+			continue
+		}
+		p := stats.Pair{Bench: bench, Metric: CensusMetric, Unit: fmt.Sprintf("objects/gen%d-collection", g), Better: -1,
+			Old: []float64{old.PerCollection(g)}, New: []float64{new.PerCollection(g)}}
+		if byCost(bench) && new.PerCollection(g) > 0 {
+			p.Cost = stats.CensusCost(cmp.New.Runs[bench], g, old.PerCollection(g), new.PerCollection(g))
+		}
+		r := stats.ExactRow(p)
+		if p.Cost == nil && old != new {
+			// The same environment walks the same heap: a change either
+			// way is a failure, like a changed schedule.
+			r.Verdict = stats.Regressed
+			r.Reason = fmt.Sprintf("exact: the same environment walked another heap: %s -> %s", old, new)
+		}
+		last := 0
+		for i, row := range cmp.Rows {
+			if row.Bench == bench {
+				last = i
+			}
+		}
+		cmp.Rows = slices.Insert(cmp.Rows, last+1, r)
+	}
+}
+
+// benchesOf are the benchmarks of a comparison's rows, in order.
+func benchesOf(cmp *results.Comparison) []string {
+	var out []string
+	for _, r := range cmp.Rows {
+		if !slices.Contains(out, r.Bench) {
+			out = append(out, r.Bench)
+		}
 	}
 	return out
 }

@@ -276,7 +276,10 @@ func (p *Plan) Judge(m *results.Manifest, dir string, pol Policy) (*Outcome, err
 		if res.ScheduleFailed() {
 			o.fail(fmt.Sprintf("the GC schedule of %s changed in the same environment", c.Name))
 		}
-		if res.CensusFailed() {
+		switch {
+		case res.CensusFailed() && len(res.EnvChanges) > 0:
+			o.fail(fmt.Sprintf("the heap census of %s grew by what costs the step over %s: its collections walk a heavier heap", c.Name, strings.TrimPrefix(stats.Pct(stats.CostFloor), "+")))
+		case res.CensusFailed():
 			o.fail(fmt.Sprintf("the heap census of %s changed: its collections walk another heap", c.Name))
 		}
 		old.Merge(g.Data(path))
@@ -285,13 +288,17 @@ func (p *Plan) Judge(m *results.Manifest, dir string, pol Policy) (*Outcome, err
 	if err != nil {
 		return nil, fmt.Errorf("reading the new results: %w", err)
 	}
-	o.Comparison = results.Compare(old, newData, results.CompareOptions{Primary: Primary(p.Cases), Drift: p.SessionDrift})
+	byCost := envChanged(o.Schedules)
+	o.Comparison = results.Compare(old, newData, results.CompareOptions{Primary: Primary(p.Cases), Drift: p.SessionDrift,
+		CountsByCost: func(bench string) bool { return byCost[results.CaseOf(bench)] }})
 	notes := append(p.HostCheck(), p.Contamination()...)
 	if p.TimingNote != "" {
 		notes = append(notes, p.TimingNote)
 	}
 	o.Comparison.Notes = append(notes, o.Comparison.Notes...)
-	leaveCountsToSchedules(o.Comparison, p.Cases, o.Schedules)
+	if n := countsByCostNote(p.Cases, byCost); n != "" {
+		o.Comparison.Notes = append(o.Comparison.Notes, n)
+	}
 	// Runs the host disturbed judge no timing: never regressed (a false
 	// alarm teaches people to ignore the gate), never same either.
 	if why := results.Disturbance(m, p.caseNames()...); why != "" && pol.Timing != TimingReport && !p.AllowBusy {
@@ -452,33 +459,35 @@ func (o *Outcome) Report() *report.Gate {
 		Sketches: sketches, LoadSteps: o.Plan.runCache().LoadSteps}
 }
 
-// leaveCountsToSchedules drops the collection-count rows of the cases whose
-// environment changed: the schedule layer judges counts exactly, and after
-// an upgrade a changed count is the upgrade's effect, reported there, not a
-// regression. Timing rows stay: an upgrade that makes p99 worse must fail.
-func leaveCountsToSchedules(cmp *results.Comparison, cs []*cases.Case, schedules []*golden.Result) {
+// envChanged are the cases whose environment changed from their
+// baseline's (another interpreter, torch, thresholds).
+func envChanged(schedules []*golden.Result) map[string]bool {
 	changed := map[string]bool{}
 	for _, s := range schedules {
 		if len(s.EnvChanges) > 0 {
 			changed[s.Golden.Case] = true
 		}
 	}
-	var dropped []string
+	return changed
+}
+
+// countsByCostNote says which cases' collection counts are judged by their
+// cost: after an environment change a changed count is the change's
+// mechanism (the schedule layer names it), and fails only through what it
+// costs the step (stats.CostFloor); the timing rows still gate, so an
+// upgrade that makes p99 worse fails.
+func countsByCostNote(cs []*cases.Case, byCost map[string]bool) string {
+	var names []string
 	for _, c := range cs {
-		if !changed[c.Name] {
-			continue
-		}
-		n := len(cmp.Rows)
-		cmp.Rows = slices.DeleteFunc(cmp.Rows, func(r *stats.Row) bool {
-			return strings.HasPrefix(r.Bench, results.BenchName(c.Name, "")) && strings.HasSuffix(r.Metric, "-collections")
-		})
-		if len(cmp.Rows) < n {
-			dropped = append(dropped, c.Name)
+		if byCost[c.Name] {
+			names = append(names, c.Name)
 		}
 	}
-	if len(dropped) > 0 {
-		cmp.Notes = append(cmp.Notes, fmt.Sprintf("collection counts of %s are left to the GC-schedule layer: the environment changed, so a changed count is the upgrade's effect (shown above), not a regression", strings.Join(dropped, ", ")))
+	if len(names) == 0 {
+		return ""
 	}
+	return fmt.Sprintf("collection counts of %s are judged by their cost: the environment changed, so a changed count is its mechanism (shown above), and fails only where its extra collections x their pause cost over %s of the step",
+		strings.Join(names, ", "), strings.TrimPrefix(stats.Pct(stats.CostFloor), "+"))
 }
 
 // CheckExpectations evaluates every case's expect: list on the runs of m

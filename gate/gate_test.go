@@ -168,15 +168,18 @@ func TestJudgeScheduleChangeFailsInTheSameEnvironment(t *testing.T) {
 
 	// The same count change with another torch in the baseline: the
 	// upgrade's effect, reported by the schedule layer; the timing layer
-	// leaves the counts alone.
-	upgraded := func(g *golden.Golden) {
-		bumped(g)
-		g.Env.Torch = "2.4.0"
-		for _, r := range g.Variants[0].Runs {
-			r["gen0-collections"] *= 2
+	// judges the counts by their cost (the runs' own pauses and steps),
+	// never exactly: half the young collections is a saving, not a failure.
+	upgraded := func(factor float64) func(g *golden.Golden) {
+		return func(g *golden.Golden) {
+			bumped(g)
+			g.Env.Torch = "2.4.0"
+			for _, r := range g.Variants[0].Runs {
+				r["gen0-collections"] *= factor
+			}
 		}
 	}
-	p = plan(t, baseline(t, "test-cpu", upgraded), fixtureCase(t))
+	p = plan(t, baseline(t, "test-cpu", upgraded(2)), fixtureCase(t))
 	o, err = p.Judge(fixtureManifest(t), fixtureDir, Policy{Timing: "gate"})
 	if err != nil {
 		t.Fatal(err)
@@ -187,9 +190,27 @@ func TestJudgeScheduleChangeFailsInTheSameEnvironment(t *testing.T) {
 	if o.Failed {
 		t.Errorf("an upgrade's schedule change failed the gate: %v", o.Why)
 	}
-	if slices.ContainsFunc(o.Comparison.Rows, func(r *stats.Row) bool { return strings.HasSuffix(r.Metric, "-collections") }) {
-		t.Errorf("collection counts still judged by the timing layer after an environment change")
+	gen0 := func(o *Outcome) *stats.Row {
+		i := slices.IndexFunc(o.Comparison.Rows, func(r *stats.Row) bool { return r.Metric == "gen0-collections" })
+		if i < 0 {
+			t.Fatalf("no gen0-collections row")
+		}
+		return o.Comparison.Rows[i]
 	}
+	if r := gen0(o); r.Cost == nil || r.Verdict == stats.Regressed || r.Cost.Share >= 0 {
+		t.Errorf("half the young collections after an upgrade: %s, cost %+v: want a saving, judged by cost", r.Verdict, r.Cost)
+	}
+	// Twice the young collections after an upgrade: the verdict is the
+	// cost's, and a cost over the floor fails the gate.
+	p = plan(t, baseline(t, "test-cpu", upgraded(0.5)), fixtureCase(t))
+	if o, err = p.Judge(fixtureManifest(t), fixtureDir, Policy{Timing: "gate"}); err != nil {
+		t.Fatal(err)
+	}
+	r := gen0(o)
+	if r.Cost == nil || (r.Verdict == stats.Regressed) != (r.Cost.Share > stats.CostFloor) || (r.Verdict == stats.Regressed) != o.Failed {
+		t.Errorf("twice the young collections after an upgrade: %s (%s), cost %+v, gate failed %v", r.Verdict, r.Reason, r.Cost, o.Failed)
+	}
+	t.Logf("twice the young collections: %s: %s", r.Verdict, r.Reason)
 }
 
 // metricRow is a comparison whose one row of metric regressed.

@@ -2,6 +2,7 @@ package golden
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -41,6 +42,26 @@ func (r *Result) ScheduleFailed() bool { return len(r.Schedule) > 0 && len(r.Env
 type CensusDiff struct {
 	Variant  string
 	Old, New Census
+	// Cost prices the change of the objects a collection of the
+	// baseline's top generation walks (stats.CensusCost, from the new
+	// timed runs' pauses); nil where those runs made none.
+	Cost *stats.Cost
+}
+
+// Objects is the change of the objects one collection of the baseline's
+// top generation walks, in objects.
+func (d CensusDiff) Objects() float64 {
+	g := d.Old.Top()
+	return d.New.PerCollection(g) - d.Old.PerCollection(g)
+}
+
+// Costly: the heap's change adds more than stats.CostFloor of the step
+// (or could not be priced and grew).
+func (d CensusDiff) Costly() bool {
+	if d.Cost == nil || math.IsNaN(d.Cost.Share) {
+		return d.Regressed()
+	}
+	return d.Cost.Share > stats.CostFloor
 }
 
 // Change is the relative change of the objects one collection of the
@@ -58,11 +79,14 @@ func (d CensusDiff) Change() float64 {
 // objects alive).
 func (d CensusDiff) Regressed() bool { return d.Change() > 0 }
 
-// CensusFailed reports a heap that grew, or a census that changed in the
-// same environment: exact, like the schedule.
+// CensusFailed reports a census that changed in the same environment
+// (exact, like the schedule: identical specs walk identical heaps), or,
+// across an environment change, a heap whose growth costs the step more
+// than stats.CostFloor: a framework that keeps more objects alive fails
+// through the pause it adds, never on "+0.0%".
 func (r *Result) CensusFailed() bool {
 	for _, d := range r.Census {
-		if d.Regressed() || len(r.EnvChanges) == 0 {
+		if len(r.EnvChanges) == 0 || d.Costly() {
 			return true
 		}
 	}
@@ -149,7 +173,11 @@ func Check(g *Golden, path string, m *results.Manifest) (*Result, error) {
 		}
 		res.CensusChecked++
 		if *got != *gv.Census {
-			res.Census = append(res.Census, CensusDiff{Variant: gv.Name, Old: *gv.Census, New: *got})
+			d := CensusDiff{Variant: gv.Name, Old: *gv.Census, New: *got}
+			if g := d.Old.Top(); g >= 0 && d.New.PerCollection(g) > 0 && slices.ContainsFunc(byVariant[gv.Name], func(r stats.RunSummary) bool { return r.Collections[g] > 0 }) {
+				d.Cost = stats.CensusCost(byVariant[gv.Name], g, d.Old.PerCollection(g), d.New.PerCollection(g))
+			}
+			res.Census = append(res.Census, d)
 		}
 	}
 	for v := range byVariant {
@@ -159,6 +187,39 @@ func Check(g *Golden, path string, m *results.Manifest) (*Result, error) {
 	}
 	slices.Sort(res.Notes)
 	return res, nil
+}
+
+// censusVerdict is a census change in words: in the same environment a
+// failure whatever its size; across an environment change a verdict on its
+// cost, else the cause it explains.
+func (r *Result) censusVerdict(d CensusDiff) string {
+	what := fmt.Sprintf("%s objects per gen%d collection (%+.0f objects)", censusPct(d.Change()), d.Old.Top(), d.Objects())
+	cost := ""
+	if d.Cost != nil {
+		cost = ", adding " + d.Cost.String()
+	}
+	floor := strings.TrimPrefix(stats.Pct(stats.CostFloor), "+")
+	switch {
+	case len(r.EnvChanges) == 0 && d.Change() > 0:
+		return fmt.Sprintf("regressed: %s%s (exact: the same environment walks the same heap)", what, cost)
+	case len(r.EnvChanges) == 0:
+		return fmt.Sprintf("changed in the same environment: %s%s (exact: the same environment walks the same heap)", what, cost)
+	case d.Costly():
+		return fmt.Sprintf("regressed: %s%s, beyond the cost floor +%s of the step", what, cost, floor)
+	case d.Cost != nil && d.Cost.Share < -stats.CostFloor:
+		return fmt.Sprintf("improved: %s%s, beyond the cost floor -%s of the step", what, cost, floor)
+	}
+	return fmt.Sprintf("explains: %s%s, within the cost floor ±%s of the step: the cause of what the pauses and gc-share show, not a verdict", what, cost, floor)
+}
+
+// censusPct prints a census change with one decimal, and a change too
+// small for it with two significant digits: one object more in 100,000 is
+// "+0.001%", never "+0.0%".
+func censusPct(f float64) string {
+	if math.Abs(100*f) >= 0.05 {
+		return fmt.Sprintf("%+.1f%%", 100*f)
+	}
+	return fmt.Sprintf("%+.2g%%", 100*f)
 }
 
 func allSame(runs []stats.RunSummary) bool {
@@ -214,14 +275,7 @@ func (r *Result) Text() string {
 		b.WriteString("heap census changed (the objects every collection walked, exact on any host):\n")
 	}
 	for _, d := range r.Census {
-		verdict := "changed"
-		switch ch := d.Change(); {
-		case ch > 0:
-			verdict = fmt.Sprintf("regressed: %+.1f%% objects per gen%d collection", 100*ch, d.Old.Top())
-		case ch < 0:
-			verdict = fmt.Sprintf("improved: %+.1f%% objects per gen%d collection", 100*ch, d.Old.Top())
-		}
-		fmt.Fprintf(&b, "  %s/%s: %s\n    %s -> %s\n", r.Golden.Case, d.Variant, verdict, d.Old, d.New)
+		fmt.Fprintf(&b, "  %s/%s: %s\n    %s -> %s\n", r.Golden.Case, d.Variant, r.censusVerdict(d), d.Old, d.New)
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)

@@ -74,6 +74,7 @@ func HTML(w io.Writer, d *Doc) error {
 			}
 		}
 	}
+	page.Explain, page.ExplainHeader, page.ExplainColumns = explainTables(d.Comparison), ExplainHeader, explainColumns
 	// One job for every answer: said once above them.
 	for i, a := range d.Answers {
 		if i == 0 {
@@ -271,6 +272,11 @@ type htmlPage struct {
 	// MultiRank: some section has a per-rank view (and the footer says
 	// how to read it).
 	MultiRank bool
+	// Explain are the tables of what moved the step and its tail, by
+	// part, with their header and columns.
+	Explain        []explainTable
+	ExplainHeader  string
+	ExplainColumns []string
 }
 
 type htmlRow struct {

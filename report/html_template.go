@@ -59,6 +59,7 @@ p, pre { overflow-wrap: anywhere; } pre { white-space: pre-wrap; }
 <p class="filter">show <select id="filter-case" aria-label="case"><option value="">every case</option>{{range .FilterCases}}<option>{{.}}</option>{{end}}</select>
 <select id="filter-variant" aria-label="variant"><option value="">every variant</option>{{range .FilterVariants}}<option>{{.}}</option>{{end}}</select> <span class="hint" id="filter-count"></span></p>
 {{with .Rows}}<div class="wide" id="tested">{{template "rows" .}}</div>{{end}}
+{{with .Explain}}<h3 id="explain">{{$.ExplainHeader}}</h3>{{range .}}<p class="bench"><code>{{.Bench}}</code>{{with .Note}} <span class="reason">({{.}})</span>{{end}}</p><table class="explain"><tr>{{range $.ExplainColumns}}<th>{{.}}</th>{{end}}</tr>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>{{end}}{{end}}
 {{with .Descriptive}}<details id="descriptive"><summary>{{len .}} descriptive rows (reported, not tested)</summary><div class="wide">{{template "rows" .}}</div></details>{{end}}
 {{with .Comparison.Notes}}<h3>Notes</h3><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <script>(function () {

@@ -44,6 +44,10 @@ type jsonDoc struct {
 	// Sensitivity is, per decisive metric (p50, p99), the largest
 	// detectable change of its tested rows: what a pass is worth.
 	Sensitivity []jsonSensitivity `json:"sensitivity,omitempty"`
+	// Explanations split each benchmark's change into its parts
+	// (collection frequency, heap walked, cost per object, the steps
+	// themselves), where both sides have run summaries.
+	Explanations []jsonExplanation `json:"explanations,omitempty"`
 }
 
 type jsonSensitivity struct {
@@ -100,6 +104,13 @@ type jsonRow struct {
 	RunsNeeded int      `json:"runs_needed,omitempty"` // per side, in all
 	MoreRuns   int      `json:"more_runs,omitempty"`   // per side, beyond those there
 	Warnings   []string `json:"warnings"`
+	// Cost, for a mechanism's change judged by its cost (an environment
+	// changed): its time as a share of the mean step (null: not
+	// measured), and how it was priced; Explains when it is under the
+	// cost floor, reported as the cause and not judged.
+	Cost     *float64 `json:"cost_share,omitempty"`
+	CostWhat string   `json:"cost_what,omitempty"`
+	Explains bool     `json:"explains,omitempty"`
 }
 
 // jsonBench is a benchmark's spike line: per side, null where the side
@@ -178,6 +189,7 @@ func JSON(w io.Writer, d *Doc) error {
 		out.Old, out.New, out.Alpha = c.Old.Path, c.New.Path, c.Alpha
 		out.Framing, out.Status = c.Framing(), d.Status()
 		out.Notes = append(out.Notes, c.Notes...)
+		out.Explanations = explainJSON(c)
 		for _, s := range c.Sensitivity() {
 			out.Sensitivity = append(out.Sensitivity, jsonSensitivity{Metric: s.Metric, Detectable: stats.Finite(s.Detectable),
 				Worst: s.Worst.Bench, Runs: s.Worst.Sizes(), Rows: s.Rows})
@@ -193,6 +205,9 @@ func JSON(w io.Writer, d *Doc) error {
 				Change: stats.Finite(r.Change), ChangeLo: stats.Finite(r.ChangeLo), ChangeHi: stats.Finite(r.ChangeHi),
 				P: stats.Finite(r.P), PAdjusted: stats.Finite(r.PAdj), Floor: r.Floor, Verdict: string(r.Verdict), Relation: c.Word(r.Verdict), Reason: r.Reason,
 				Detectable: stats.Finite(r.Detectable), RunsNeeded: r.RunsNeeded, MoreRuns: r.MoreRuns(), Warnings: append([]string{}, r.Warnings...)}
+			if r.Cost != nil {
+				row.Cost, row.CostWhat, row.Explains = stats.Finite(r.Cost.Share), r.Cost.What, r.Explains()
+			}
 			out.Rows = append(out.Rows, row)
 			if seen[r.Bench] {
 				continue

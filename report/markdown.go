@@ -98,6 +98,7 @@ func Markdown(w io.Writer, d *Doc) {
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d+%d | %s |\n", r.Metric, fmtEst(r.OldEst, r.Unit, r.Exact), fmtEst(r.NewEst, r.Unit, r.Exact),
 				fmtChange(r), fmtP(r), len(r.Old), len(r.New), verdictMark(c, r))
 		}
+		explainMarkdown(w, c)
 		if len(c.Notes) > 0 {
 			fmt.Fprintln(w, "\n<details><summary>notes</summary>")
 			fmt.Fprintln(w)

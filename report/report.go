@@ -51,6 +51,7 @@ func TextColor(w io.Writer, c *results.Comparison, color bool) {
 	if tw != nil {
 		tw.Flush()
 	}
+	explainText(w, c)
 	counts := map[stats.Verdict]int{}
 	for _, r := range c.Rows {
 		counts[r.Verdict]++
@@ -216,6 +217,9 @@ func fmtP(r *stats.Row) string {
 // (results.Comparison.Word): against a reference variant, "worse" and
 // "better"; old -> new, "regressed" and "improved".
 func fmtVerdict(c *results.Comparison, r *stats.Row) string {
+	if r.Explains() {
+		return "explains" // a mechanism's change under its cost floor: the cause, not a verdict
+	}
 	if r.Verdict == stats.Unknown && r.RunsNeeded > 0 {
 		return fmt.Sprintf("unknown (+%d runs)", r.MoreRuns())
 	}

@@ -47,6 +47,13 @@ type CompareOptions struct {
 	// Drift is the session drift of a benchmark's metric when the sides
 	// come from different sessions (stats.Options.Drift); nil: none.
 	Drift func(bench, metric string) float64
+	// CountsByCost says of a benchmark that its sides ran in different
+	// environments (another interpreter, torch, thresholds: an upgrade's
+	// A/B, a gate across an environment change): its collection counts are
+	// then judged by what the change costs (stats.CountCost against
+	// stats.CostFloor), not exactly. Nil, or false: exactly (A/A, the same
+	// environment).
+	CountsByCost func(bench string) bool
 }
 
 // Comparison is the judgement of NEW against OLD.
@@ -292,6 +299,9 @@ func Compare(old, new *Data, opt CompareOptions) *Comparison {
 			p := stats.Pair{Bench: b, Metric: u, Unit: u, Old: oldVals, New: new.Values[b][u], OldSteps: oldSteps, NewSteps: newSteps}
 			if m, ok := stats.MetricByUnit(u); ok {
 				p.Metric, p.Exact, p.Better = m.Name, m.Exact, m.Better()
+				if g, ok := collectionsGen(m.Name); ok && opt.CountsByCost != nil && opt.CountsByCost(b) && len(oldVals) > 0 && len(p.New) > 0 {
+					p.Cost = stats.CountCost(old.Runs[b], new.Runs[b], g, oldVals[0], p.New[0])
+				}
 				if steps := min(old.MinIters[b], new.MinIters[b]); !m.Judged(steps, sameLength(oldSteps, newSteps)) {
 					leftOut[m.Name] = append(leftOut[m.Name], steps)
 					continue
@@ -344,6 +354,7 @@ func Compare(old, new *Data, opt CompareOptions) *Comparison {
 			return opt.Drift(p.Bench, p.Metric)
 		},
 	})
+	fasterSteps(c)
 	return c
 }
 

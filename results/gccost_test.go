@@ -2,8 +2,10 @@ package results
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
+	"github.com/gcjitter/gcjitter/bench"
 	"github.com/gcjitter/gcjitter/stats"
 )
 
@@ -58,5 +60,36 @@ func TestGCCost(t *testing.T) {
 	}
 	if v := stats.GCCost(*back.Runs[0].Summary); math.Abs(v-base) > 1e-9 {
 		t.Errorf("gc-cost after the manifest's round trip %v, want %v", v, base)
+	}
+}
+
+// collectEveryStep is a run where every step of work ns holds a full
+// collection of pause ns (resnet-gc-collect-every-step), with run-to-run
+// jitter on the work.
+func collectEveryStep(work, pause float64, rng *rand.Rand) stats.RunSummary {
+	var sm stats.Summarizer
+	for i := range 200 {
+		w := work * (1 + 0.01*rng.NormFloat64())
+		sm.Add(&bench.Step{Index: i, DurationNS: int64(w + pause), GC: []bench.GCEvent{{Gen: 2, PauseNS: int64(pause), InStep: true, Manual: true}}, Scheduled: true})
+	}
+	r := sm.Result(stats.SpikeRule{})
+	r.FullWalk = 100_000
+	return r
+}
+
+// Where every step holds a full collection, the GC cost's yardstick is the
+// step without its pause: a collector 20% slower reads +20% (the median
+// step, pauses included, read about +11% when the pause is half the step),
+// and a step 20% faster moves the yardstick only.
+func TestGCCostYardstickCollectEveryStep(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	base := stats.GCCost(collectEveryStep(10e6, 10e6, rng))
+	slower := stats.GCCost(collectEveryStep(10e6, 12e6, rng))
+	if got := slower/base - 1; math.Abs(got-0.2) > 0.01 {
+		t.Errorf("every full collection 20%% slower: gc-cost %+.1f%%, want +20%%", 100*got)
+	}
+	r := collectEveryStep(10e6, 10e6, rng)
+	if math.Abs(r.Yardstick/10e6-1) > 0.01 || math.Abs(r.Typical/20e6-1) > 0.01 {
+		t.Errorf("yardstick %.3g, typical %.3g: want the step without its pause (10 ms), the median step (20 ms)", r.Yardstick, r.Typical)
 	}
 }

@@ -228,20 +228,8 @@ func (c *Cache) loadDir(dir string, spike stats.SpikeRule) (*Data, error) {
 		name := BenchName(r.Case, r.Variant)
 		s := files[i].Summary
 		m.AttachWorkTo(&s, r.Case, r.Variant)
-		d.Runs[name] = append(d.Runs[name], s)
+		d.AddRun(name, s)
 		d.Sketches[name] = append(d.Sketches[name], files[i].Sketch)
-		d.iters(name, s.Steps)
-		for _, mt := range stats.Metrics {
-			// Tidy as benchfmt's reader does, so that a directory and a
-			// results.bench file give the same units.
-			v, ok := mt.Measured(s)
-			if !ok {
-				continue // not recorded: the unit is left out, never judged
-			}
-			v, unit := benchunit.Tidy(v, mt.Unit)
-			d.add(name, unit, v)
-			d.Better[unit] = -1
-		}
 		if mt := files[i].Meta; mt != nil && d.Env[name] == (Env{}) {
 			d.Env[name] = EnvOf(mt, m.Worker)
 		}
@@ -250,6 +238,24 @@ func (c *Cache) loadDir(dir string, spike stats.SpikeRule) (*Data, error) {
 		return nil, &InputError{problems}
 	}
 	return d, nil
+}
+
+// AddRun adds one run's summary of bench and its value of every metric it
+// measured.
+func (d *Data) AddRun(bench string, s stats.RunSummary) {
+	d.Runs[bench] = append(d.Runs[bench], s)
+	d.iters(bench, s.Steps)
+	for _, mt := range stats.Metrics {
+		// Tidy as benchfmt's reader does, so that a directory and a
+		// results.bench file give the same units.
+		v, ok := mt.Measured(s)
+		if !ok {
+			continue // not recorded: the unit is left out, never judged
+		}
+		v, unit := benchunit.Tidy(v, mt.Unit)
+		d.add(bench, unit, v)
+		d.Better[unit] = -1
+	}
 }
 
 // SplitVariants divides one side into two by variant: side says, for a

@@ -191,9 +191,9 @@ func (t *collectorTrack) result(meta *bench.Meta, rss *Mem, rssLast float64) *Fr
 		case t.freedFull == 0:
 			f.Why = fmt.Sprintf("%s ran with no cyclic garbage to free", fullsText(f))
 		case f.Every > 0:
-			f.Why = fmt.Sprintf("%s free %s objects each: the garbage does not accumulate", fullsText(f), count(f.Freed))
+			f.Why = fmt.Sprintf("%s free %s objects each: the garbage does not accumulate", fullsText(f), objectCount(f.Freed))
 		default:
-			f.Why = fmt.Sprintf("its full collection (step %d) freed %s objects: the garbage does not outlive it", t.firstFull+1, count(f.Freed))
+			f.Why = fmt.Sprintf("its full collection (step %d) freed %s objects: the garbage does not outlive it", t.firstFull+1, objectCount(f.Freed))
 		}
 	case t.young == 0 && t.manualYoung == 0:
 		// No collection at all: the collector is off (disabled, manual:N
@@ -206,11 +206,11 @@ func (t *collectorTrack) result(meta *bench.Meta, rss *Mem, rssLast float64) *Fr
 		switch {
 		case pol.ManualEvery > 0 && pol.ManualGen == 2:
 			f.NextFull = pol.ManualEvery
-			f.Why = fmt.Sprintf("%s tracked objects a step accumulate until its first scheduled full collection (step %d)", count(perStep), pol.ManualEvery)
+			f.Why = fmt.Sprintf("%s tracked objects a step accumulate until its first scheduled full collection (step %d)", objectCount(perStep), pol.ManualEvery)
 		case meta.GC.Enabled && th[0] > 0:
-			f.Why = fmt.Sprintf("%s tracked objects a step, and the gen-0 threshold (%d) was never reached", count(perStep), th[0])
+			f.Why = fmt.Sprintf("%s tracked objects a step, and the gen-0 threshold (%d) was never reached", objectCount(perStep), th[0])
 		default:
-			f.Why = fmt.Sprintf("%s tracked objects a step never freed: the collector is off", count(perStep))
+			f.Why = fmt.Sprintf("%s tracked objects a step never freed: the collector is off", objectCount(perStep))
 		}
 	default:
 		// Young collections only: what survives them is promoted and
@@ -224,24 +224,24 @@ func (t *collectorTrack) result(meta *bench.Meta, rss *Mem, rssLast float64) *Fr
 			// Within what rebuilding the count across collections can
 			// tell: a frame or two a step, which the next full collection
 			// frees whenever it comes.
-			f.Class, f.Why = MemBounded, fmt.Sprintf("young collections free the cyclic garbage: all but about %s of the %s tracked objects a step makes", count(acc), count(perStep))
+			f.Class, f.Why = MemBounded, fmt.Sprintf("young collections free the cyclic garbage: all but about %s of the %s tracked objects a step makes", objectCount(acc), objectCount(perStep))
 			break
 		}
 		f.Class, f.PerStep = MemGrows, acc
 		if t.manualYoung > 0 && t.young == 0 {
-			f.Why = fmt.Sprintf("about %s tracked objects a step survive its scheduled young collections and nothing collects gen 2: never freed", count(acc))
+			f.Why = fmt.Sprintf("about %s tracked objects a step survive its scheduled young collections and nothing collects gen 2: never freed", objectCount(acc))
 			break
 		}
 		rate := float64(t.young) / float64(t.steps)
 		k, ok := youngUntilFull(t.last, th)
 		if !ok {
 			f.Deferred = true
-			f.Why = fmt.Sprintf("about %s tracked objects a step survive young collections; gen 2's count (%d) is past its threshold (%d) but no full collection ran: CPython's 25%% rule (long_lived_pending < long_lived_total/4) holds it back", count(acc), t.last[2], th[2])
+			f.Why = fmt.Sprintf("about %s tracked objects a step survive young collections; gen 2's count (%d) is past its threshold (%d) but no full collection ran: CPython's 25%% rule (long_lived_pending < long_lived_total/4) holds it back", objectCount(acc), t.last[2], th[2])
 			break
 		}
 		f.NextFull = t.steps + int(math.Ceil(float64(k)/rate))
 		f.Why = fmt.Sprintf("about %s tracked objects a step survive young collections and wait for a full collection, predicted at step %d by gen 2's threshold (its count %d of the %d needed, %.3g gen-1 collections a step; later if CPython's 25%% rule holds it back)",
-			count(acc), f.NextFull, t.last[2], th[2]+1, rate/float64(th[1]+2))
+			objectCount(acc), f.NextFull, t.last[2], th[2]+1, rate/float64(th[1]+2))
 	}
 	if f.NextFull > 0 && rss != nil {
 		per := rssPerStep(rss, f.PerStep)
@@ -294,8 +294,8 @@ func fullsText(f *Freeing) string {
 	return "its full collection"
 }
 
-// count prints an object count: "2,403", "85,917".
-func count(x float64) string {
+// objectCount prints an object count: "2,403", "85,917".
+func objectCount(x float64) string {
 	s := strconv.FormatInt(int64(math.Round(x)), 10)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")

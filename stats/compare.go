@@ -121,6 +121,12 @@ type Pair struct {
 	// per 1000 steps and maxima over a run are not judged across runs of
 	// different lengths.
 	OldSteps, NewSteps []int
+	// Cost, for an exact count of the collector's mechanism whose
+	// environment changed, prices the change (CountCost, CensusCost): it
+	// is then judged by that price against CostFloor, not by the count.
+	// Nil: an exact change is a verdict (the same environment: identical
+	// specs must give identical schedules).
+	Cost *Cost
 }
 
 // Estimate is a sample's center (the median of its per-run values) and the

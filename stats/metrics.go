@@ -168,19 +168,36 @@ func (m Metric) BetterWord() string {
 const GCCostUnit = "gc-cost-steps/Mobj"
 
 // GCCost is a run's GC cost: its full collections' mean pause per object
-// they walk (the census), over the run's typical step (the median step
-// without a full collection), per million objects. The yardstick is the
+// they walk (the census), over the run's step without its full
+// collection's pause (RunSummary.Yardstick; Typical in older summaries),
+// per million objects. The yardstick is the
 // run's own step, not the session's calibration: both follow the host's
 // speed, but the step shares the run's process, memory and minute, and
 // left a third of the calibration's session drift (BENCHMARKS.md, "A
 // slower collector"). A step made faster (an upgrade of torch) raises it,
-// as it raises the GC share: read it beside p50. NaN without full
+// as it raises the GC share; a comparison that has both sides' runs does
+// not call that a regression (results' fasterSteps). NaN without full
 // collections or a census.
 func GCCost(r RunSummary) float64 {
-	if r.Collections[2] == 0 || r.FullWalk <= 0 || r.Typical <= 0 {
+	yard := r.Yardstick
+	if yard <= 0 {
+		yard = r.Typical
+	}
+	if r.Collections[2] == 0 || r.FullWalk <= 0 || yard <= 0 {
 		return math.NaN()
 	}
-	return 1e6 * r.PauseNS[2] / float64(r.Collections[2]) / r.FullWalk / r.Typical
+	return 1e6 * PausePerObject(r) / yard
+}
+
+// PausePerObject is a run's full collections' mean pause per object they
+// walk, in nanoseconds: the GC cost in absolute time, which the host's
+// speed moves and a faster step does not. NaN without full collections
+// or a census.
+func PausePerObject(r RunSummary) float64 {
+	if r.Collections[2] == 0 || r.FullWalk <= 0 {
+		return math.NaN()
+	}
+	return r.PauseNS[2] / float64(r.Collections[2]) / r.FullWalk
 }
 
 // DeviceUtilUnit is the unit of the device's busy share in results.bench.

@@ -38,6 +38,14 @@ type RunSummary struct {
 	// the median and robust SD (scaled MAD) of the steps without a full
 	// collection in them, in nanoseconds.
 	Typical, Spread float64 `json:",omitempty"`
+	// Yardstick is the step the GC cost (GCCost) is measured in: the step
+	// without its full collection's pause. Typical where some steps hold
+	// no full collection; where every step holds one (collect-every-step)
+	// Typical falls back to all steps, pauses included, so a collector
+	// 20% slower moved it half as far again and read +11% instead of
+	// +20%: then the median of the steps less their in-step full
+	// collections' pauses. 0 in summaries written before it.
+	Yardstick float64 `json:",omitempty"`
 	// Spikes counts the steps the spike rule marks; SpikesWithGC those of
 	// them whose in-step collection pauses explain most of the excess
 	// (GCShareOfExcess): GC spikes.
@@ -148,17 +156,21 @@ func Summarize(s *bench.Stream, rule SpikeRule) RunSummary {
 // summary needs (a duration and a flag per step), so a run of a million
 // steps never has to be held as records.
 type Summarizer struct {
-	durs    []float64
-	pauses  []float64 // per step: the pauses of the collections inside it
-	inGC    []uint8   // per step: inGC|inGen2 bits for collections inside it
-	r       RunSummary
-	total   float64
-	inPause float64
-	rss     memTrack
-	devMem  memTrack
-	dev     deviceTrack
-	gc      collectorTrack
-	meta    *bench.Meta
+	durs   []float64
+	pauses []float64 // per step: the pauses of the collections inside it
+	// fullAt and fullPause are the steps that held a full collection and
+	// its pause inside them (the Yardstick's fallback), sparse.
+	fullAt    []int
+	fullPause []float64
+	inGC      []uint8 // per step: inGC|inGen2 bits for collections inside it
+	r         RunSummary
+	total     float64
+	inPause   float64
+	rss       memTrack
+	devMem    memTrack
+	dev       deviceTrack
+	gc        collectorTrack
+	meta      *bench.Meta
 }
 
 // SetMeta gives the summarizer the run's meta record, before its first
@@ -198,7 +210,7 @@ func (sm *Summarizer) Add(st *bench.Step) {
 	sm.devMem.add(len(sm.durs)-1, st.DeviceMem)
 	sm.gc.add(len(sm.durs)-1, st)
 	var in uint8
-	pause := 0.0
+	pause, full := 0.0, 0.0
 	for _, e := range st.GC {
 		sm.r.Collections[e.Gen]++
 		sm.r.Collected[e.Gen] += e.Collected
@@ -215,11 +227,16 @@ func (sm *Summarizer) Add(st *bench.Step) {
 			in |= inGC
 			if e.Gen == 2 {
 				in |= inGen2
+				full += p
 			}
 		}
 	}
 	sm.inGC = append(sm.inGC, in)
 	sm.pauses = append(sm.pauses, pause)
+	if full > 0 {
+		sm.fullAt = append(sm.fullAt, len(sm.durs)-1)
+		sm.fullPause = append(sm.fullPause, full)
+	}
 	if t := st.DeviceTiming; t != nil {
 		dv := &sm.dev
 		dv.steps++
@@ -319,6 +336,7 @@ func (sm *Summarizer) Result(rule SpikeRule) RunSummary {
 	}
 	base := baselineOf(sm.durs, noGen2, rule)
 	r.Typical, r.Spread = base.Typical, base.Spread
+	r.Yardstick = sm.yardstick(noGen2, base.Typical)
 	limits := rule.Limits(base)
 	var spikes, gen2Spikes []int
 	for i, d := range sm.durs {
@@ -358,6 +376,23 @@ func (sm *Summarizer) Result(rule SpikeRule) RunSummary {
 		r.SpikePeriod = period(gen2Spikes)
 	}
 	return r
+}
+
+// yardstick is RunSummary.Yardstick: the typical step where some step
+// held no full collection, else the median step less the pauses of the
+// full collections inside it.
+func (sm *Summarizer) yardstick(noGen2 func(int) bool, typical float64) float64 {
+	for i := range sm.durs {
+		if noGen2(i) {
+			return typical
+		}
+	}
+	net := slices.Clone(sm.durs)
+	for k, i := range sm.fullAt {
+		net[i] -= sm.fullPause[k]
+	}
+	SortFloat64s(net)
+	return Quantile(net, 0.5)
 }
 
 // gen2Excess is the shift of the steps with a full collection over the

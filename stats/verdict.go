@@ -18,6 +18,10 @@ func decide(r *Row, alpha float64) {
 		bad, badLo, badHi = -bad, -badHi, -badLo
 	}
 	f := r.Floor
+	if r.Exact && !r.Descriptive && r.Cost != nil && math.Abs(bad) > f {
+		decideByCost(r)
+		return
+	}
 	if r.Exact && !r.Descriptive {
 		switch {
 		case math.Abs(bad) <= f:

@@ -19,6 +19,7 @@ func cmdAB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, f := measuringFlags("gcjitter ab", stderr)
 	a := fs.String("a", "", "environment A (the baseline): python=PATH,env.NAME=VALUE,...")
 	b := fs.String("b", "", "environment B (the candidate), same form")
+	f.censusFlag(fs)
 	lim := adaptiveFlags(fs)
 	from := fs.String("from", "", "judge the A/B runs kept in this results directory (an interrupted ab's, say) instead of running; writes the reports there")
 	format := report.MeasuringFormatFlag(fs)
@@ -76,8 +77,10 @@ virtualenvs, before and after a torch upgrade). Exit 1 when B regresses.
 		if err != nil {
 			return nil, cli.InfraError(err)
 		}
-		sides := gate.SplitAB(d, specs)
-		return results.Compare(sides[0], sides[1], results.CompareOptions{Primary: gate.Primary(cs)}), nil
+		// The census runs are in the manifest on disk (adaptive rounds add
+		// runs to it); without one the census and gc-cost are left out.
+		km, _ := results.ReadManifest(outDir)
+		return gate.JudgeAB(d, km, specs, cs), nil
 	}
 	var cmp *results.Comparison
 	if lim.On() && runErr == nil && *from == "" {
