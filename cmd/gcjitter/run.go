@@ -83,9 +83,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return recordErr
 }
 
-// runAdviseBudget is run's default -advise-budget: what the quick suite's
-// three tail-only answers took to decide on a 2-core host (docs/suite.md).
-const runAdviseBudget = 100 * time.Second
+// runAdviseBudget is run's default -advise-budget: about what the quick
+// suite saved by running device-bound-periodic-gc once (79 s on a 2-core
+// host), so make run is no slower for its rounds (docs/suite.md).
+const runAdviseBudget = 80 * time.Second
 
 // settleAnswers adds interleaved rounds of each case's contenders (the
 // policy its answer waits on and the reference) while that tail alone
