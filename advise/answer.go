@@ -16,11 +16,7 @@ import (
 func Answers(dir string, m *results.Manifest, opt Options) []report.Answer {
 	var out []report.Answer
 	for _, c := range m.Cases {
-		hasDefault := false
-		for _, v := range c.Variants {
-			hasDefault = hasDefault || v.Name == "default"
-		}
-		if !hasDefault || len(c.Variants) < 2 {
+		if !answered(c) {
 			continue
 		}
 		o := opt
@@ -33,6 +29,48 @@ func Answers(dir string, m *results.Manifest, opt Options) []report.Answer {
 		out = append(out, a.Answer())
 	}
 	return out
+}
+
+// Contest is a case whose answer waits on one candidate's tail alone, its
+// memory decided: more interleaved runs of that candidate and the
+// reference can decide it (longer runs are not needed).
+type Contest struct {
+	Case, Candidate, Reference string
+}
+
+// Contests are the cases of the results directory dir (its manifest m)
+// whose answer waits on a tail alone, in the manifest's order.
+func Contests(dir string, m *results.Manifest, opt Options) []Contest {
+	var out []Contest
+	for _, c := range m.Cases {
+		if !answered(c) {
+			continue
+		}
+		o := opt
+		o.Case = c.Name
+		a, err := FromResults([]string{dir}, o)
+		if err != nil || !a.TailOnly() {
+			continue
+		}
+		out = append(out, Contest{Case: c.Name, Candidate: a.Open.Variant, Reference: a.Reference})
+	}
+	return out
+}
+
+// TailOnly reports whether the advice waits on its open candidate's tail
+// alone: undecided, with the candidate's memory lasting the job.
+func (a *Advice) TailOnly() bool {
+	return a.Undecided && a.Open != nil && a.Open.Tail != stats.Improved && a.Open.Fate == Lasts
+}
+
+// answered reports whether a case gets an answer: it ran default beside
+// another policy.
+func answered(c results.Case) bool {
+	hasDefault := false
+	for _, v := range c.Variants {
+		hasDefault = hasDefault || v.Name == "default"
+	}
+	return hasDefault && len(c.Variants) >= 2
 }
 
 // Answer is the advice as a report shows it.

@@ -3,6 +3,7 @@ package gate
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -156,20 +157,32 @@ func ManifestRounds(m *results.Manifest, more func(ctx context.Context, rounds m
 			}
 			return 0
 		},
-		RoundTime: func(name string) time.Duration {
-			sum, n, variants := 0.0, 0, map[string]bool{}
-			for _, run := range m.Runs {
-				if run.Case == name && run.Status == results.StatusOK {
-					sum += run.Seconds
-					n++
-					variants[run.Variant] = true
-				}
-			}
-			if n == 0 {
-				return 0
-			}
-			return time.Duration(sum / float64(n) * float64(len(variants)) * float64(time.Second))
-		},
-		More: more,
+		RoundTime: func(name string) time.Duration { return roundTime(m, name, nil) },
+		More:      more,
 	}
+}
+
+// ContestRounds are ManifestRounds whose rounds run only some variants of
+// each case (its contenders, by case): a round's time is theirs alone.
+func ContestRounds(m *results.Manifest, contenders map[string][]string, more func(ctx context.Context, rounds map[string]int) error) Rounds {
+	r := ManifestRounds(m, more)
+	r.RoundTime = func(name string) time.Duration { return roundTime(m, name, contenders[name]) }
+	return r
+}
+
+// roundTime is the mean time of the case's completed runs times the number
+// of variants a round runs: those in only, or all the case's when nil.
+func roundTime(m *results.Manifest, name string, only []string) time.Duration {
+	sum, n, variants := 0.0, 0, map[string]bool{}
+	for _, run := range m.Runs {
+		if run.Case == name && run.Status == results.StatusOK && (only == nil || slices.Contains(only, run.Variant)) {
+			sum += run.Seconds
+			n++
+			variants[run.Variant] = true
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return time.Duration(sum / float64(n) * float64(len(variants)) * float64(time.Second))
 }

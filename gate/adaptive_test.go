@@ -126,3 +126,19 @@ func TestGrowStopsAtItsLimits(t *testing.T) {
 		t.Errorf("a 30 s budget with 1-minute rounds: %d rounds added (%s)", s.rounds, g.Stopped)
 	}
 }
+
+// TestContestRounds: a round of a case's contenders takes their runs' time
+// alone, not every variant's (run's advise rounds budget by it).
+func TestContestRounds(t *testing.T) {
+	m := &results.Manifest{Cases: []results.Case{{Name: "c", Runs: 2}}}
+	for v, s := range map[string]float64{"default": 4, "freeze": 2, "slow": 30} {
+		for range 2 {
+			m.Runs = append(m.Runs, &results.Run{Case: "c", Variant: v, Status: results.StatusOK, Seconds: s})
+		}
+	}
+	all := ManifestRounds(m, nil).RoundTime("c")
+	two := ContestRounds(m, map[string][]string{"c": {"freeze", "default"}}, nil).RoundTime("c")
+	if all != 36*time.Second || two != 6*time.Second {
+		t.Errorf("round time: all variants %v, want 36s; freeze and default %v, want 6s", all, two)
+	}
+}

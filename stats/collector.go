@@ -352,7 +352,14 @@ func (m *Mem) decide(f *Freeing, outside float64) {
 			b := 1000 * f.PerStep * minObjectBytes
 			m.GrowthLo, m.GrowthHi = b, math.Max(b, nanTo(m.GrowthHi, b))
 		}
-	case m.RSSClass == MemGrows || outside > 0:
+	case m.RSSClass == MemGrows || outside > 0 || m.climbs && f.Fulls == 0:
+		// A climb of RSS is memory outside the collector's view only
+		// where no garbage waits for a full collection: with one or two
+		// full collections in the run, the garbage between them climbs
+		// too (the troughs, outside, judge three or more).
+		if outside == 0 && m.RSSClass != MemGrows {
+			outside = m.Growth
+		}
 		m.Class, m.StepsNeeded, m.Outside = MemGrows, 0, outside
 		if outside > 0 && !(m.GrowthLo > 0) {
 			m.GrowthLo, m.GrowthHi = outside, math.Max(outside, nanTo(m.GrowthHi, outside))

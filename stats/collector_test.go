@@ -306,3 +306,16 @@ func TestYoungCollectionsFreeIt(t *testing.T) {
 		t.Fatalf("class %s, reason %q", m.Class, m.Reason())
 	}
 }
+
+// TestLeakBesideYoungCollections: garbage the young collections free, and
+// a leak the collector cannot see (the worker's --leak-kib-per-step): no
+// full collection leaves a trough to compare, so RSS's own climb through
+// the run says it, at a length where RSS alone would not decide.
+func TestLeakBesideYoungCollections(t *testing.T) {
+	s := newSim([3]int64{700, 10, 10}, true, 1600, -1, 5_000_000)
+	s.leakPerStep = 512 << 10
+	m := Summarize(s.stream("default", 200), DefaultSpikeRule).RSS
+	if m.Class != MemGrows || m.Collector.Class != MemBounded || m.RSSClass != MemUndecided || !strings.Contains(m.Reason(), "outside the collector's view") {
+		t.Fatalf("class %s (collector %s, RSS alone %s), reason %q", m.Class, m.Collector.Class, m.RSSClass, m.Reason())
+	}
+}

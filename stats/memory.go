@@ -55,6 +55,11 @@ type Mem struct {
 	Collector *Freeing `json:",omitempty"`
 	RSSClass  MemClass `json:",omitempty"`
 	Outside   float64  `json:",omitempty"`
+	// climbs: RSS's floor climbs through the run's second half as growth
+	// does, at whatever length (the class waits for MinStepsGrowth, as a
+	// heap still filling looks alike; where the collector shows its
+	// garbage freed, a climb is memory outside its view).
+	climbs bool
 }
 
 // memJSON is Mem as JSON holds it: a figure that could not be made (NaN:
@@ -253,6 +258,7 @@ func (m *Mem) classify(x, y, ex, ey []float64, steps float64) {
 		climb, steepest = climb+d, math.Max(steepest, d)
 	}
 	persists := climb > noise && steepest <= 0.6*climb
+	m.climbs = lo > 0 && rise > noise && persists
 	switch {
 	case steps < MinStepsGrowth:
 		// Under a few collection periods a quarter's floor is not the
