@@ -158,9 +158,10 @@ func ExactRow(p Pair) *Row {
 }
 
 // count prints an exact count whole (400001, not 4e+05: one object more
-// must show), other values as num does.
+// must show), and a large mean per collection to the object (397486);
+// other values as num does.
 func count(x float64) string {
-	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+	if (x == math.Trunc(x) || math.Abs(x) >= 1000) && math.Abs(x) < 1e15 {
 		return fmt.Sprintf("%.0f", x)
 	}
 	return num(x)
