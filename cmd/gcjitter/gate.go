@@ -32,7 +32,7 @@ func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	detect := detectFlag(fs, "refuse to run (exit 2) unless the runs can detect this change `F` (e.g. 20%) of p50 and p99 with 95% power against the baselines, naming the runs that can (default: a doubling); every report states what its size detected")
 	allowBusy := fs.Bool("allow-busy", false, fmt.Sprintf("judge timings from runs the host disturbed (other processes keeping over %.0f%% of its CPUs, at least %.1f, busy, or its speed moving over %.0f%% within the session); by default such runs are rerun once, and if the host stays busy every timing verdict is unknown (undecided: host busy)", 100*results.BusyShare, results.BusyMinCPUs, 100*results.SpeedMovedLimit))
 	var drift *float64
-	fs.Func("drift", fmt.Sprintf("session drift `F` of the timing metrics, e.g. 2%% (default: each case's gate.drift, else %.0f%%, measured on shared VMs; 0: as if the baseline were made in this session)", 100*stats.HostDrift), func(s string) error {
+	fs.Func("drift", fmt.Sprintf("session drift `F` of the timing metrics, e.g. 2%% (default: each case's gate.drift, else the catalogue's per metric, its largest bound measured on shared VMs: p50 %.1f%%, p99 %.1f%%, pauses %.1f%%, gc-cost %.1f%%; 0: as if the baseline were made in this session)", 100*stats.P50Drift, 100*stats.P99Drift, 100*stats.PauseDrift, 100*stats.GCCostDrift), func(s string) error {
 		v, err := cases.ParseFraction(s)
 		drift = &v
 		return err
