@@ -264,6 +264,10 @@ func Compare(old, new *Data, opt CompareOptions) *Comparison {
 		if ch := oe.Changes(ne); oldHas && newHas && len(ch) > 0 {
 			c.Notes = append(c.Notes, fmt.Sprintf("%s: environment changed: %s", b, strings.Join(ch, ", ")))
 		}
+		if oldHas && newHas && oe.Start != "" && ne.Start != "" && oe.Start != ne.Start {
+			c.Notes = append(c.Notes, fmt.Sprintf("%s: runs started %s in %s and %s in %s; both make the same GC schedule and census (docs/worker.md, \"Warm starts\")",
+				b, oe.Start, old.Path, ne.Start, new.Path))
+		}
 		oldSteps, newSteps := steps(old, b), steps(new, b)
 		if n := memoryNote(b, old.Runs[b], new.Runs[b], oldSteps, newSteps); n != "" {
 			c.Notes = append(c.Notes, n)

@@ -47,3 +47,30 @@ func TestEnvNamesTheThresholds(t *testing.T) {
 		t.Errorf("EnvOf thresholds %q", got)
 	}
 }
+
+// TestStartIsNotAnEnvironmentChange: runs started warm against a baseline
+// started cold are compared, with a note naming both starts; the start is
+// no change of the environment key.
+func TestStartIsNotAnEnvironmentChange(t *testing.T) {
+	side := func(path, start string) *Data {
+		d := NewData(path)
+		b := BenchName("smoke", "default")
+		for _, v := range []float64{1e6, 1.1e6, 0.9e6} {
+			d.AddValue(b, "p50-ns/step", v)
+			d.AddIters(b, 100)
+		}
+		d.Env[b] = Env{Python: "3.11.7", Device: "cpu", Start: start}
+		return d
+	}
+	c := Compare(side("base", "cold"), side("new", "warm"), CompareOptions{})
+	notes := strings.Join(c.Notes, "\n")
+	if !strings.Contains(notes, "runs started cold in base and warm in new") || strings.Contains(notes, "environment changed") {
+		t.Errorf("notes:\n%s", notes)
+	}
+	if c := Compare(side("base", "cold"), side("new", "cold"), CompareOptions{}); strings.Contains(strings.Join(c.Notes, "\n"), "started") {
+		t.Errorf("same starts noted: %q", c.Notes)
+	}
+	if m := RunMetaOf(&bench.Meta{Start: "warm"}); m.Env("").Start != "warm" || EnvOf(&bench.Meta{Start: "warm"}, "").Start != "warm" {
+		t.Error("the start is not kept from the meta record")
+	}
+}
