@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,15 +23,17 @@ import (
 // environment but for PYTHONHASHSEED: the hash secret is fixed when an
 // interpreter starts, so every run it serves has the hash seed of the
 // run that started it (the meta record's hash_seed says which), where
-// cold runs have one per round. It keeps at most one server: an idle one
-// is memory a measured run could want.
+// cold runs have one per round. It keeps at most MaxWarmServers servers,
+// the least recently used going first: two let an A/B of two
+// interpreters alternate without a start per run, and an idle server is
+// memory a measured run could want.
 //
 // A server that cannot start (torch does not import, no /proc) is not
 // retried: its runs start cold, which reports what is wrong as a cold run
 // would. The zero value is not usable; make one with NewWarm and Close it.
 type Warm struct {
 	mu     sync.Mutex
-	cur    *warmServer
+	held   []*warmServer // least recently used first
 	failed map[string]bool
 	log    io.Writer
 	// started counts the servers started (tests).
@@ -57,11 +60,14 @@ func WarmSupported() bool {
 func (p *Warm) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.cur != nil {
-		p.cur.close()
-		p.cur = nil
+	for _, s := range p.held {
+		s.close()
 	}
+	p.held = nil
 }
+
+// MaxWarmServers is how many servers a pool keeps.
+const MaxWarmServers = 2
 
 // drop closes s after it failed to start a run, so the next run asks for
 // a new one.
@@ -72,9 +78,7 @@ func (p *Warm) drop(s *warmServer, why error) {
 		fmt.Fprintf(p.log, "gcjitter: %v; the run starts cold\n", why)
 	}
 	s.close()
-	if p.cur == s {
-		p.cur = nil
-	}
+	p.held = slices.DeleteFunc(p.held, func(x *warmServer) bool { return x == s })
 }
 
 // warmServer is one server process and the lines it writes.
@@ -100,12 +104,21 @@ func (p *Warm) server(ctx context.Context, key, python, script string, torch boo
 	if p.failed[key] {
 		return nil, nil
 	}
-	if p.cur != nil && p.cur.key == key && p.cur.alive() {
-		return p.cur, nil
+	for i, s := range p.held {
+		if s.key != key {
+			continue
+		}
+		p.held = slices.Delete(p.held, i, i+1)
+		if s.alive() {
+			p.held = append(p.held, s)
+			return s, nil
+		}
+		s.close()
+		break
 	}
-	if p.cur != nil {
-		p.cur.close()
-		p.cur = nil
+	for len(p.held) >= MaxWarmServers {
+		p.held[0].close()
+		p.held = p.held[1:]
 	}
 	s, err := startServer(ctx, key, python, script, torch, env, startup)
 	if ctx.Err() != nil {
@@ -118,7 +131,7 @@ func (p *Warm) server(ctx context.Context, key, python, script string, torch boo
 		}
 		return nil, nil
 	}
-	p.cur, p.started = s, p.started+1
+	p.held, p.started = append(p.held, s), p.started+1
 	return s, nil
 }
 
