@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gcjitter/gcjitter/bench"
+	"github.com/gcjitter/gcjitter/stats"
 )
 
 // TestOneEnvironment: a worker's meta record, the manifest's copy of it and
@@ -57,6 +58,7 @@ func TestStartIsNotAnEnvironmentChange(t *testing.T) {
 		b := BenchName("smoke", "default")
 		for _, v := range []float64{1e6, 1.1e6, 0.9e6} {
 			d.AddValue(b, "p50-ns/step", v)
+			d.AddValue(b, rssPeakUnit, v*100)
 			d.AddIters(b, 100)
 		}
 		d.Env[b] = Env{Python: "3.11.7", Device: "cpu", Start: start}
@@ -66,6 +68,14 @@ func TestStartIsNotAnEnvironmentChange(t *testing.T) {
 	notes := strings.Join(c.Notes, "\n")
 	if !strings.Contains(notes, "runs started cold in base and warm in new") || strings.Contains(notes, "environment changed") {
 		t.Errorf("notes:\n%s", notes)
+	}
+	if m, ok := stats.MetricByUnit(rssPeakUnit); !ok || m.Name != "rss-peak" {
+		t.Fatalf("%s is not stats' rss-peak unit", rssPeakUnit)
+	}
+	for _, r := range c.Rows {
+		if strings.Contains(r.Metric+r.Unit, "rss-peak") {
+			t.Errorf("rss-peak compared across starts: %+v", r)
+		}
 	}
 	if c := Compare(side("base", "cold"), side("new", "cold"), CompareOptions{}); strings.Contains(strings.Join(c.Notes, "\n"), "started") {
 		t.Errorf("same starts noted: %q", c.Notes)
