@@ -38,6 +38,11 @@ EXIT_RUNTIME = 3
 # by serve_warm from a server that imported torch once). The meta record
 # says which.
 _STARTED = "cold"
+# In a warm child, where to report the modules imported before the
+# collector's reset, for the server to import before the next fork (-1:
+# nowhere).
+_MODULES_FD = -1
+_MODULES_AT_FORK = 0
 
 perf_counter_ns = time.perf_counter_ns
 
@@ -1192,6 +1197,8 @@ def start_run(r, stream):
     # Start every run from the same collector state: the heap built by
     # prepare() is old, nothing is pending, counts are zero. Then apply the
     # policy.
+    if _MODULES_FD >= 0:
+        _report_modules()
     gc.collect()
     if policy.threshold is not None:
         t = r.thresholds = list(gc.get_threshold())
@@ -1669,14 +1676,21 @@ def serve_warm(argv):
     if argv[:1] == ["--torch"]:
         import torch  # noqa: F401  (what every torch run imports first)
     gc.collect()
+    # Hold fd 3 (a child's record channel), so the module pipe's ends are
+    # above the fds a child takes over.
+    hold = os.open(os.devnull, os.O_RDONLY)
     os.write(1, b"ready\n")
     while True:
         req = _read_request(0)
         if req is None:
             os._exit(0)  # the runner closed the pipe: the session is over
+        mr, mw = os.pipe()
         pid = os.fork()
         if pid == 0:
-            return _warm_child(req)
+            os.close(mr)
+            os.close(hold)
+            return _warm_child(req, mw)
+        os.close(mw)
         try:
             os.setpgid(pid, pid)  # also here, so the group exists before "started"
         except OSError:
@@ -1687,7 +1701,50 @@ def serve_warm(argv):
                 break
             except InterruptedError:
                 continue
+        _preload(mr)
         os.write(1, b"exit %d %d\n" % (pid, status))
+
+
+def _report_modules():
+    """In a warm child, before the collector's reset: the modules imported
+    so far, for the server (_preload)."""
+    global _MODULES_FD
+    fd, _MODULES_FD = _MODULES_FD, -1
+    try:
+        # The server reads once the child has ended: what does not fit in
+        # the pipe is left out rather than waited for. sys.modules keeps
+        # the order of import, so the server's come first.
+        os.set_blocking(fd, False)
+        data = "\n".join(list(sys.modules)[_MODULES_AT_FORK:]).encode("utf-8", "replace")
+        while data:
+            data = data[os.write(fd, data):]
+    except OSError:
+        pass
+    os.close(fd)
+
+
+def _preload(fd):
+    """In the server, after a child ended: import what the child had
+    imported before its collector's reset (torch 2's optimizers import
+    torch._dynamo and some 900 modules lazily: 0.8 s a run). Only those:
+    a module a cold run imports after the reset must stay unimported, or
+    the run's schedule would move. Then collect, as after torch."""
+    data = b""
+    while True:
+        c = os.read(fd, 1 << 16)
+        if not c:
+            break
+        data += c
+    os.close(fd)
+    new = [n for n in data.decode("utf-8", "replace").split("\n")
+           if n and n not in sys.modules and not n.startswith("__")]
+    for name in new:
+        try:
+            __import__(name)
+        except BaseException:
+            pass  # what a run could import, the server need not
+    if new:
+        gc.collect()
 
 
 def _read_request(fd):
@@ -1707,10 +1764,10 @@ def _read_request(fd):
     return body.decode("utf-8", "surrogateescape").split("\0")
 
 
-def _warm_child(req):
+def _warm_child(req, modules_fd):
     """In the forked child: its own process group, the run's channels on
     fds 0-3 as a cold run has them, then the run's arguments."""
-    global _STARTED
+    global _STARTED, _MODULES_FD, _MODULES_AT_FORK
     try:
         os.setpgid(0, 0)
         runner, fds, args = req[0], req[1:4], req[4:]
@@ -1728,7 +1785,7 @@ def _warm_child(req):
             os.write(1, ("error %s: %s\n" % (type(e).__name__, e)).encode("utf-8", "replace"))
         finally:
             os._exit(127)
-    _STARTED = "warm"
+    _STARTED, _MODULES_FD, _MODULES_AT_FORK = "warm", modules_fd, len(sys.modules)
     sys.argv[1:] = args
     # CPython 3.12+ warns the server when it forks beside threads (BLAS's):
     # the registry the warning left in this module is no cold run's.
