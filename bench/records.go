@@ -53,6 +53,10 @@ type Meta struct {
 	Warmup    int      `json:"warmup"`
 	Recorder  bool     `json:"recorder"`
 	Notes     []string `json:"notes"`
+	// Start is how the process started: "cold" (an interpreter of its
+	// own) or "warm" (forked from a server that imported torch once:
+	// docs/worker.md); "" in streams from workers older than warm starts.
+	Start string `json:"start,omitempty"`
 
 	// ComputeScale and DeviceWaitMS are the worker's --compute-scale and
 	// --device-wait-ms (Sizes already hold the scaled batch or work); 0 in

@@ -277,6 +277,14 @@ func Compare(old, new *Data, opt CompareOptions) *Comparison {
 		if ch := oe.Changes(ne); oldHas && newHas && len(ch) > 0 {
 			c.Notes = append(c.Notes, fmt.Sprintf("%s: environment changed: %s", b, strings.Join(ch, ", ")))
 		}
+		// A warm child's RSS leaves out the pages of torch's libraries that
+		// its server's import touched and it never does (docs/worker.md):
+		// its level is not a cold run's, its growth is.
+		startsDiffer := oldHas && newHas && oe.Start != "" && ne.Start != "" && oe.Start != ne.Start
+		if startsDiffer {
+			c.Notes = append(c.Notes, fmt.Sprintf("%s: runs started %s in %s and %s in %s; both make the same GC schedule (docs/worker.md, \"Warm starts\"); rss-peak is not compared across starts",
+				b, oe.Start, old.Path, ne.Start, new.Path))
+		}
 		oldSteps, newSteps := steps(old, b), steps(new, b)
 		if n := memoryNote(b, old.Runs[b], new.Runs[b], oldSteps, newSteps); n != "" {
 			c.Notes = append(c.Notes, n)
@@ -291,6 +299,9 @@ func Compare(old, new *Data, opt CompareOptions) *Comparison {
 		}
 		var benchPairs []stats.Pair
 		for _, u := range new.Units[b] {
+			if startsDiffer && u == rssPeakUnit {
+				continue
+			}
 			oldVals, ok := old.Values[b][u]
 			if !ok {
 				oneSided.add(c, b, u, new.Path)
@@ -513,3 +524,6 @@ func (c *Comparison) SensitivityText() string {
 	}
 	return fmt.Sprintf("smallest change detected with %.0f%% power: %s; a smaller one can pass unseen", 100*stats.DetectPower, strings.Join(parts, "; "))
 }
+
+// rssPeakUnit is the unit of stats' rss-peak metric.
+const rssPeakUnit = "rss-peak-bytes"

@@ -32,6 +32,11 @@ type Env struct {
 	// moves every schedule. Changes names a change only where both sides
 	// recorded them (baselines made before they were kept did not).
 	GCThresholds string `json:"gc_thresholds,omitempty"`
+	// Start is how the runs' processes started, "warm" or "cold"
+	// (bench.Meta.Start). Not part of the key: docs/worker.md's proof
+	// shows both make the same schedule and census, with p50 and spread
+	// within noise, so Changes leaves it out and compare only notes it.
+	Start string `json:"start,omitempty"`
 }
 
 func thresholdsOf(t []int) string {
@@ -47,21 +52,21 @@ func thresholdsOf(t []int) string {
 func EnvOf(m *bench.Meta, worker string) Env {
 	return Env{Python: m.Python.Version, Build: m.Python.Build, FreeThreaded: m.Python.FreeThreaded,
 		Torch: m.Torch, TorchNPU: m.TorchNPU, CUDA: m.CUDA, CANN: m.CANN,
-		Device: m.Device.Kind, DevName: m.Device.Name, Worker: workerName(worker), GCThresholds: thresholdsOf(m.GC.Thresholds)}
+		Device: m.Device.Kind, DevName: m.Device.Name, Worker: workerName(worker), GCThresholds: thresholdsOf(m.GC.Thresholds), Start: m.Start}
 }
 
 // RunMetaOf is what the manifest keeps of a run's meta record.
 func RunMetaOf(m *bench.Meta) *RunMeta {
 	return &RunMeta{Python: m.Python.Version, Build: m.Python.Build, FreeThreaded: m.Python.FreeThreaded,
 		Torch: m.Torch, TorchNPU: m.TorchNPU, CUDA: m.CUDA, CANN: m.CANN, Device: m.Device.Kind,
-		DevName: m.Device.Name, Threads: m.Threads, Notes: m.Notes, GCThresholds: thresholdsOf(m.GC.Thresholds)}
+		DevName: m.Device.Name, Threads: m.Threads, Notes: m.Notes, GCThresholds: thresholdsOf(m.GC.Thresholds), Start: m.Start}
 }
 
 // Env is the environment a run recorded, with the worker program of its
 // results directory.
 func (r *RunMeta) Env(worker string) Env {
 	return Env{Python: r.Python, Build: r.Build, FreeThreaded: r.FreeThreaded, Torch: r.Torch, TorchNPU: r.TorchNPU,
-		CUDA: r.CUDA, CANN: r.CANN, Device: r.Device, DevName: r.DevName, Worker: workerName(worker), GCThresholds: r.GCThresholds}
+		CUDA: r.CUDA, CANN: r.CANN, Device: r.Device, DevName: r.DevName, Worker: workerName(worker), GCThresholds: r.GCThresholds, Start: r.Start}
 }
 
 func workerName(path string) string {

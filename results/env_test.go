@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gcjitter/gcjitter/bench"
+	"github.com/gcjitter/gcjitter/stats"
 )
 
 // TestOneEnvironment: a worker's meta record, the manifest's copy of it and
@@ -45,5 +46,41 @@ func TestEnvNamesTheThresholds(t *testing.T) {
 	}
 	if got := EnvOf(&bench.Meta{GC: bench.GCState{Thresholds: []int{2000, 10, 10}}}, "").GCThresholds; got != "2000,10,10" {
 		t.Errorf("EnvOf thresholds %q", got)
+	}
+}
+
+// TestStartIsNotAnEnvironmentChange: runs started warm against a baseline
+// started cold are compared, with a note naming both starts; the start is
+// no change of the environment key.
+func TestStartIsNotAnEnvironmentChange(t *testing.T) {
+	side := func(path, start string) *Data {
+		d := NewData(path)
+		b := BenchName("smoke", "default")
+		for _, v := range []float64{1e6, 1.1e6, 0.9e6} {
+			d.AddValue(b, "p50-ns/step", v)
+			d.AddValue(b, rssPeakUnit, v*100)
+			d.AddIters(b, 100)
+		}
+		d.Env[b] = Env{Python: "3.11.7", Device: "cpu", Start: start}
+		return d
+	}
+	c := Compare(side("base", "cold"), side("new", "warm"), CompareOptions{})
+	notes := strings.Join(c.Notes, "\n")
+	if !strings.Contains(notes, "runs started cold in base and warm in new") || strings.Contains(notes, "environment changed") {
+		t.Errorf("notes:\n%s", notes)
+	}
+	if m, ok := stats.MetricByUnit(rssPeakUnit); !ok || m.Name != "rss-peak" {
+		t.Fatalf("%s is not stats' rss-peak unit", rssPeakUnit)
+	}
+	for _, r := range c.Rows {
+		if strings.Contains(r.Metric+r.Unit, "rss-peak") {
+			t.Errorf("rss-peak compared across starts: %+v", r)
+		}
+	}
+	if c := Compare(side("base", "cold"), side("new", "cold"), CompareOptions{}); strings.Contains(strings.Join(c.Notes, "\n"), "started") {
+		t.Errorf("same starts noted: %q", c.Notes)
+	}
+	if m := RunMetaOf(&bench.Meta{Start: "warm"}); m.Env("").Start != "warm" || EnvOf(&bench.Meta{Start: "warm"}, "").Start != "warm" {
+		t.Error("the start is not kept from the meta record")
 	}
 }

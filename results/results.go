@@ -182,6 +182,8 @@ type RunMeta struct {
 	Notes []string `json:"notes,omitempty"`
 	// GCThresholds: Env.GCThresholds.
 	GCThresholds string `json:"gc_thresholds,omitempty"`
+	// Start: bench.Meta.Start, "warm" or "cold".
+	Start string `json:"start,omitempty"`
 }
 
 // WriteManifest writes m to dir atomically.

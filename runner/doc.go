@@ -6,6 +6,8 @@
 // stdout or stderr; [Worker.Run] copies every line to disk as it arrives, so
 // a worker that crashes loses nothing it already reported. The worker gets a
 // process group of its own, so cancelling a run stops everything it started.
+// Unless -cold, a single-rank run is forked from a warm server that imported
+// torch once ([Warm]), with the same channels, group and supervision.
 //
 // [Launch.Run] is what the measuring commands call: it picks the
 // interpreter (torch when a case needs it: [cases.Case.NeedsTorch]), plans

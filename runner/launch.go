@@ -30,6 +30,8 @@ type Launch struct {
 	// Census: after the timed runs, one census run per single-rank
 	// variant (Session.Census), for the gate's exact heap layer.
 	Census bool
+	// Cold starts every run in a fresh interpreter (Session.Cold).
+	Cold bool
 	// Log gets what the user must read: where results go, host warnings,
 	// failed runs and what to do about them ("gcjitter: ..." lines).
 	Log io.Writer
@@ -98,7 +100,7 @@ func (l *Launch) Run(ctx context.Context, cs []*cases.Case) (*results.Manifest, 
 	}
 	plan := Plan(cs, l.Seed)
 	s := &Session{Dir: dir, Python: py, PythonFrom: from, Tool: l.Tool, Command: l.Command, Seed: l.Seed,
-		Progress: l.Progress, HostClass: l.HostClass, Census: l.Census}
+		Progress: l.Progress, HostClass: l.HostClass, Census: l.Census, Cold: l.Cold, Log: l.Log}
 	if s.HostClass == "" {
 		s.HostClass = os.Getenv(results.HostClassEnv)
 	}
@@ -116,7 +118,7 @@ func (l *Launch) More(ctx context.Context, m *results.Manifest, dir string, cs [
 		return nil
 	}
 	s := &Session{Dir: dir, Python: m.Python, PythonFrom: m.PythonFrom, Tool: l.Tool, Command: l.Command, Seed: l.Seed,
-		Progress: l.Progress, HostClass: m.HostClass}
+		Progress: l.Progress, HostClass: m.HostClass, Cold: l.Cold, Log: l.Log}
 	first := len(m.Runs)
 	fmt.Fprintf(l.Log, "gcjitter: %d more runs (adaptive rounds)\n", len(plan))
 	return l.finish(m, dir, s.Extend(ctx, m, cs, plan), first)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -44,6 +45,11 @@ type Session struct {
 	// runs, counting the objects every collection walks
 	// (results.Manifest.Census).
 	Census bool
+	// Cold starts every run in a fresh interpreter; otherwise single-rank
+	// runs fork from a warm server (Warm) where the platform allows.
+	Cold bool
+	Log  io.Writer // what the user must read (a warm server that failed); nil: nothing
+	warm *Warm
 }
 
 // ErrResultsExist is returned when the results directory already holds a
@@ -152,6 +158,10 @@ func (s *Session) Extend(ctx context.Context, m *results.Manifest, cs []*cases.C
 
 // execute appends the plan's runs to the manifest and runs them in order.
 func (s *Session) execute(ctx context.Context, m *results.Manifest, script string, plan []PlannedRun) error {
+	if !s.Cold && WarmSupported() {
+		s.warm = NewWarm(s.Log)
+		defer func() { s.warm.Close(); s.warm = nil }()
+	}
 	first := len(m.Runs)
 	for i, p := range plan {
 		cfg := p.Case.WorkerConfig(p.Variant)
@@ -221,9 +231,13 @@ func (s *Session) execute(ctx context.Context, m *results.Manifest, script strin
 // sees the collections the timed runs had; its record stream goes beside
 // theirs.
 func (s *Session) census(ctx context.Context, m *results.Manifest, script string, plan []PlannedRun) error {
-	progress := s.Progress
+	progress, warm := s.Progress, s.warm
 	s.Progress = nil // not a timed run: no place in the progress of the plan
-	defer func() { s.Progress = progress }()
+	// Census runs start cold, whatever the timed runs did: a warm child's
+	// heap can differ from a cold one's by a few objects (docs/worker.md),
+	// and the census is compared exactly with baselines made either way.
+	s.warm = nil
+	defer func() { s.Progress, s.warm = progress, warm }()
 	for _, p := range plan {
 		c := p.Case
 		if c.Ranks > 1 || c.Launcher != "" || p.Index != 0 || ctx.Err() != nil {
@@ -355,6 +369,11 @@ func (s *Session) runOne(ctx context.Context, script string, p PlannedRun, r *re
 				Stdout:      stderr, Stderr: stderr, Grace: s.Grace,
 				Startup: time.Duration(c.Timeouts.Startup), Silence: time.Duration(c.Timeouts.Silence), Total: time.Duration(c.Timeouts.Total),
 			}
+			if ranks == 1 {
+				// Multi-rank runs start cold: their ranks start together
+				// and one server serves one run at a time.
+				workers[k].Warm, workers[k].Torch = s.warm, c.NeedsTorch()
+			}
 		}
 		workers[0].OnRecord = progress
 		runRanks = func(ctx context.Context) ([]*Result, error) { return RunGroup(ctx, workers) }
@@ -382,6 +401,10 @@ func (s *Session) runOne(ctx context.Context, script string, p PlannedRun, r *re
 	r.ExitCode = res[0].ExitCode
 	if m := res[0].Stream.Meta; m != nil {
 		r.Meta = results.RunMetaOf(m)
+		// A warm run has its server's hash seed (Warm), not the plan's.
+		if seed, err := strconv.ParseUint(m.HashSeed, 10, 32); err == nil && m.Start == "warm" {
+			r.HashSeed = uint32(seed)
+		}
 	}
 	failed := firstFailure(res)
 	switch {

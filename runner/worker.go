@@ -36,6 +36,18 @@ type Worker struct {
 	// Timeouts; zero means none. Startup runs until the first record,
 	// Silence between two records, Total over the whole run.
 	Startup, Silence, Total time.Duration
+	// Warm, when set, starts the run forked from a warm server of the
+	// pool (Torch: one that imported torch) instead of a fresh
+	// interpreter; the run starts cold where the pool cannot serve it.
+	Warm  *Warm
+	Torch bool
+}
+
+// process is a started run: its pid (and process group) and how to wait
+// for its exit code, or the signal that killed it.
+type process struct {
+	pid  int
+	wait func() (code int, signal string, err error)
 }
 
 // TimeoutError says which of a worker's timeouts expired.
@@ -123,22 +135,31 @@ func (w *Worker) Run(ctx context.Context) (*Result, error) {
 	}
 	defer pr.Close()
 
-	args := append([]string{w.Script}, w.Args...)
-	args = append(args, "--records-fd", "3")
-	cmd := exec.Command(w.Python, args...)
-	cmd.Env = w.Env
-	cmd.ExtraFiles = []*os.File{pw} // fd 3 in the child
-	cmd.Stdout = w.Stdout
-	var tail *tailWriter
-	cmd.Stderr, tail = stderrTail(w.Stderr)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		pw.Close()
-		return nil, fmt.Errorf("starting %s: %w", w.Python, err)
+	args := append(append([]string{}, w.Args...), "--records-fd", "3")
+	stderr, tail := stderrTail(w.Stderr)
+	var p *process
+	if w.Warm != nil {
+		if p, err = w.startWarm(ctx, args, pw, stderr); err != nil {
+			pw.Close()
+			return nil, err
+		}
+	}
+	if p == nil {
+		cmd := exec.Command(w.Python, append([]string{w.Script}, args...)...)
+		cmd.Env = w.Env
+		cmd.ExtraFiles = []*os.File{pw} // fd 3 in the child
+		cmd.Stdout = w.Stdout
+		cmd.Stderr = stderr
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			pw.Close()
+			return nil, fmt.Errorf("starting %s: %w", w.Python, err)
+		}
+		p = &process{pid: cmd.Process.Pid, wait: func() (int, string, error) { return exitStatus(cmd.Wait()) }}
 	}
 	pw.Close() // the child holds the only write end: EOF when it exits
 
-	runCtx, stop, release := supervise(ctx, cmd.Process.Pid, w.Grace, w.Total)
+	runCtx, stop, release := supervise(ctx, p.pid, w.Grace, w.Total)
 	defer release()
 	watchdog := newRecordWatchdog(w.Startup, w.Silence, stop)
 	defer watchdog.close()
@@ -166,16 +187,16 @@ func (w *Worker) Run(ctx context.Context) (*Result, error) {
 		}
 	}
 	readErr := rd.Err()
-	waitErr := cmd.Wait()
-	watchdog.close()                                // it exited: a timer firing now must not read as a hang
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // what it left in its group would disturb the next runs
+	code, signal, waitErr := p.wait()
+	watchdog.close()                      // it exited: a timer firing now must not read as a hang
+	syscall.Kill(-p.pid, syscall.SIGKILL) // what it left in its group would disturb the next runs
 
-	res := &Result{Stream: stream, StderrTail: tail.String()}
+	res := &Result{Stream: stream, StderrTail: tail.String(), ExitCode: code, Signal: signal}
 	if runCtx.Err() != nil {
 		res.Stopped = context.Cause(runCtx)
 	}
-	if res.ExitCode, res.Signal, err = exitStatus(waitErr); err != nil {
-		return res, err
+	if waitErr != nil {
+		return res, waitErr
 	}
 	if err := out.Sync(); err != nil && writeErr == nil {
 		writeErr = err
@@ -272,4 +293,65 @@ func signalName(sig syscall.Signal) string {
 		return name
 	}
 	return sig.String()
+}
+
+// startWarm starts the run from a server of w.Warm; nil (no error) when
+// the pool cannot serve it, so it starts cold. The error is ctx's, or a
+// server that failed a run it had accepted.
+func (w *Worker) startWarm(ctx context.Context, args []string, records *os.File, stderr io.Writer) (*process, error) {
+	env := w.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	s, err := w.Warm.server(ctx, warmKey(w.Python, w.Script, w.Torch, env), w.Python, w.Script, w.Torch, env, w.Startup)
+	if s == nil || err != nil {
+		return nil, err
+	}
+	// The child writes to pipes of ours, copied as exec.Cmd copies a
+	// cold run's output; a file is passed as it is.
+	var copies sync.WaitGroup
+	var closers []*os.File
+	pipe := func(to io.Writer) (*os.File, error) {
+		if f, ok := to.(*os.File); ok || to == nil {
+			return f, nil
+		}
+		r, pw, err := os.Pipe()
+		if err != nil {
+			return nil, err
+		}
+		closers = append(closers, pw)
+		copies.Add(1)
+		go func() {
+			defer copies.Done()
+			defer r.Close()
+			io.Copy(to, r)
+		}()
+		return pw, nil
+	}
+	var stdout *os.File
+	var errOut *os.File
+	if w.Stdout != nil {
+		if stdout, err = pipe(w.Stdout); err != nil {
+			return nil, err
+		}
+	}
+	if errOut, err = pipe(stderr); err != nil {
+		return nil, err
+	}
+	run, err := s.start(args, records, stdout, errOut)
+	for _, f := range closers {
+		f.Close() // the child has its own
+	}
+	if err != nil {
+		// Nothing of the run has started: it starts cold, and the next
+		// asks for a new server.
+		copies.Wait()
+		w.Warm.drop(s, err)
+		return nil, nil
+	}
+	return &process{pid: run.pid, wait: func() (int, string, error) {
+		code, signal, err := run.wait()
+		copies.Wait()
+		return code, signal, err
+	}}, nil
 }

@@ -26,6 +26,7 @@ type commonFlags struct {
 	sel                    cases.Selection
 	seed                   int64
 	census                 bool // census runs after the timed ones (censusFlag)
+	cold                   bool // every run in a fresh interpreter
 }
 
 // censusFlag registers -census, for the commands whose baselines and
@@ -54,6 +55,7 @@ func measuringFlags(name string, stderr io.Writer) (*flag.FlagSet, *commonFlags)
 	fs.BoolVar(&f.sel.Reduced, "reduced", false, "run each case at the reduced size it declares for CI (then -runs, -steps, -warmup apply)")
 	fs.Float64Var(&f.sel.ComputeScale, "compute-scale", 1, "multiply every case's compute per step (batch, or work for model none) by this: a host made slower or faster, on which signatures must still hold")
 	fs.StringVar(&f.history, "history", os.Getenv(history.DSNEnv), "also record the results in this history store when done (partial ones marked): "+history.DSNHelp+" (default $"+history.DSNEnv+")")
+	fs.BoolVar(&f.cold, "cold", false, "start every run in a fresh interpreter that imports torch itself, instead of forking single-rank runs from a warm process that imported it once (docs/worker.md, \"Warm starts\")")
 	fs.StringVar(&f.label, "label", "", "CI's commit or build label, recorded with the night in -history")
 	return fs, f
 }
@@ -88,7 +90,7 @@ func (f *commonFlags) loadCases(args []string) ([]*cases.Case, error) {
 // stderr.
 func (f *commonFlags) launch(stderr io.Writer) *runner.Launch {
 	return &runner.Launch{Out: f.out, Label: f.sel.Suite, Python: f.python, Seed: f.seed, HostClass: f.hostClass,
-		Tool: cli.Version(), Command: os.Args, Progress: progress.New(stderr), Log: stderr, Census: f.census}
+		Tool: cli.Version(), Command: os.Args, Progress: progress.New(stderr), Log: stderr, Census: f.census, Cold: f.cold}
 }
 
 // adaptiveFlags registers the limits of adaptive rounds (gate, ab).

@@ -1,0 +1,267 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gcjitter/gcjitter/bench"
+	"github.com/gcjitter/gcjitter/cases"
+)
+
+// torchPython is the interpreter with torch, or a skip (a failure in CI).
+func torchPython(t testing.TB) string {
+	t.Helper()
+	py, err := FindPython(context.Background(), "", true)
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI needs an interpreter with torch: %v", err)
+		}
+		t.Skipf("no interpreter with torch: %v", err)
+	}
+	return py
+}
+
+// startRun runs one variant of c, warm (from pool) or cold (pool nil),
+// with --census when census is set.
+func startRun(t testing.TB, pool *Warm, py, script string, c *cases.Case, v cases.Variant, hashSeed uint32, census bool, name string) *Result {
+	t.Helper()
+	cfg := c.WorkerConfig(v)
+	cfg.Census = census
+	w := &Worker{Python: py, Script: script, Args: cfg.Args(),
+		Env:         WorkerEnv(ParentEnv(), hashSeed, threadsFor(c), c.Env, v.Env, nil),
+		RecordsPath: filepath.Join(t.TempDir(), name+".jsonl"), Warm: pool, Torch: c.NeedsTorch(),
+		Startup: 5 * time.Minute, Silence: 5 * time.Minute}
+	res, err := w.Run(context.Background())
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if res.Failed() {
+		t.Fatalf("%s failed: %s\n%s", name, res.Reason(), res.StderrTail)
+	}
+	want := "cold"
+	if pool != nil {
+		want = "warm"
+	}
+	if got := res.Stream.Meta.Start; got != want {
+		t.Fatalf("%s: meta start %q, want %q", name, got, want)
+	}
+	return res
+}
+
+// schedule is a run's GC schedule, step by step: the young counts after
+// each step and every collection's generation, yield and place; and the
+// interpreter's own counts of collections per generation over the loop.
+func schedule(s *bench.Stream) []string {
+	var out []string
+	for _, st := range s.Steps {
+		line := fmt.Sprintf("step %d count %v:", st.Index, st.Count)
+		for _, e := range st.GC {
+			line += fmt.Sprintf(" gen%d collected %d uncollectable %d in_step %v manual %v",
+				e.Gen, e.Collected, e.Uncollectable, e.InStep, e.Manual)
+		}
+		out = append(out, line)
+	}
+	for g, x := range s.End.GCStats {
+		out = append(out, fmt.Sprintf("end: gen%d collections %d collected %d", g, x.Collections, x.Collected))
+	}
+	return out
+}
+
+// census is what a census run's collections walked, per generation.
+func census(s *bench.Stream) [3]int64 {
+	var w [3]int64
+	for _, st := range s.Steps {
+		for _, e := range st.GC {
+			w[e.Gen] += e.Objects
+		}
+	}
+	return w
+}
+
+// firstDiff says where two schedules part, "" when they are the same.
+func firstDiff(a, b []string) string {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return fmt.Sprintf("cold: %s\nwarm: %s", a[i], b[i])
+		}
+	}
+	if len(a) != len(b) {
+		return fmt.Sprintf("cold has %d lines, warm %d", len(a), len(b))
+	}
+	return ""
+}
+
+// TestWarmRunHasTheColdSchedule: a run forked from the warm server makes
+// the collections a fresh interpreter makes, step by step, for every
+// variant of the smoke case on real torch and of a case without torch
+// (whose server imports nothing: a cold run of it imports socket and json
+// after the collector's reset). Their censuses are logged, not asserted:
+// a fork leaves a few objects (threading's after-fork locks, tuples
+// untracked in another order) where a cold start does not, so census
+// runs start cold (Session.census).
+func TestWarmRunHasTheColdSchedule(t *testing.T) {
+	if !WarmSupported() {
+		t.Skip("no warm starts on this platform")
+	}
+	py := torchPython(t)
+	script, err := bench.WriteWorker(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := NewWarm(nil)
+	defer noServerLeft(t)
+	defer pool.Close()
+	none := builtinCase(t, "device-bound-periodic-gc")
+	// 45 steps hold a full collection; the device's wait allocates
+	// nothing, so without it the schedule is the same, sooner.
+	none.Steps, none.Workload.DeviceWaitMS = 45, 0
+	for _, v := range none.Variants {
+		cold := startRun(t, nil, py, script, none, v, 7, true, v.Name+"-none-cold")
+		warm := startRun(t, pool, py, script, none, v, 7, true, v.Name+"-none-warm")
+		if d := firstDiff(schedule(cold.Stream), schedule(warm.Stream)); d != "" {
+			t.Errorf("%s (model none): warm and cold schedules differ:\n%s", v.Name, d)
+		}
+		t.Logf("%s (model none): objects walked per generation: cold %v, warm %v", v.Name, census(cold.Stream), census(warm.Stream))
+	}
+	c := builtinCase(t, "smoke")
+	pool.started = 0
+	for _, v := range c.Variants {
+		cold := startRun(t, nil, py, script, c, v, 7, true, v.Name+"-cold")
+		warm := startRun(t, pool, py, script, c, v, 7, true, v.Name+"-warm")
+		if d := firstDiff(schedule(cold.Stream), schedule(warm.Stream)); d != "" {
+			t.Errorf("%s: warm and cold schedules differ:\n%s", v.Name, d)
+		}
+		t.Logf("%s: objects walked per generation: cold %v, warm %v", v.Name, census(cold.Stream), census(warm.Stream))
+		if cold.Stream.Meta.PID == warm.Stream.Meta.PID {
+			t.Errorf("%s: warm run has the cold run's pid", v.Name)
+		}
+	}
+	// The variants of one environment share one server: the second warm
+	// run did not start a new one; the none case's server is kept too.
+	if len(pool.held) != 2 || pool.started != 1 {
+		t.Fatalf("%d servers started for one environment, want 1", pool.started)
+	}
+}
+
+// builtinCase is the built-in case name at its reduced size.
+func builtinCase(t testing.TB, name string) *cases.Case {
+	t.Helper()
+	all, err := cases.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(all, func(c *cases.Case) bool { return c.Name == name })
+	if i < 0 {
+		t.Fatalf("no built-in case %s", name)
+	}
+	all[i].ApplyReduced()
+	return all[i]
+}
+
+// noServerLeft fails if a warm server of this process is still running
+// (deferred after the pool's Close).
+func noServerLeft(t *testing.T) {
+	t.Helper()
+	out, _ := os.ReadDir("/proc")
+	for _, e := range out {
+		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !strings.Contains(string(cmd), "--warm-server") {
+			continue
+		}
+		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		// The server's parent is this test process.
+		if f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:])); len(f) > 1 && f[1] == fmt.Sprint(os.Getpid()) && f[0] != "Z" {
+			t.Errorf("warm server %s outlived its pool", e.Name())
+		}
+	}
+}
+
+// TestWarmRunStopsLikeACold: a warm run killed from outside is reported
+// killed with every step it wrote kept; a cancelled one has its process
+// group stopped; a server that cannot start leaves the run cold.
+func TestWarmRunStopsLikeACold(t *testing.T) {
+	if !WarmSupported() {
+		t.Skip("no warm starts on this platform")
+	}
+	py := torchPython(t)
+	script, err := bench.WriteWorker(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := NewWarm(nil)
+	defer noServerLeft(t)
+	defer pool.Close()
+	cfg := bench.DefaultConfig()
+	cfg.Model, cfg.Device, cfg.Hidden, cfg.Steps, cfg.Warmup = "mlp", "cpu", 32, 100_000, 0
+	long := func() *Worker {
+		return &Worker{Python: py, Script: script, Args: cfg.Args(), RecordsPath: filepath.Join(t.TempDir(), "r.jsonl"),
+			Grace: time.Second, Warm: pool, Torch: true, Env: append(os.Environ(), "PYTHONHASHSEED=0")}
+	}
+
+	w := long()
+	var pid, seen int
+	w.OnRecord = func(r bench.Record) {
+		switch r := r.(type) {
+		case *bench.Meta:
+			pid = r.PID
+		case *bench.Step:
+			if seen++; seen == 20 {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	}
+	res, err := w.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stream.Meta.Start != "warm" || res.Signal != "SIGKILL" || len(res.Stream.Steps) < 20 {
+		t.Fatalf("start %q, signal %q, %d steps; want a warm run killed by SIGKILL after 20 steps", res.Stream.Meta.Start, res.Signal, len(res.Stream.Steps))
+	}
+
+	w = long()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w.OnRecord = func(r bench.Record) {
+		switch r := r.(type) {
+		case *bench.Meta:
+			pid = r.PID
+		case *bench.Step:
+			if r.Index == 5 {
+				cancel()
+			}
+		}
+	}
+	res, err = w.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Failed() || !errors.Is(res.Stopped, context.Canceled) {
+		t.Fatalf("a cancelled warm run reads as %v (stopped: %v)", res.Reason(), res.Stopped)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("warm run %d still exists after Run returned: %v", pid, err)
+	}
+
+	// The same server serves the next run after the two it lost.
+	w = long()
+	w.Args = append(slices.Clone(w.Args), "--steps", "3")
+	if res, err = w.Run(context.Background()); err != nil || res.Failed() || res.Stream.Meta.Start != "warm" {
+		t.Fatalf("third warm run: %v %s", err, res.Reason())
+	}
+
+	// An interpreter that cannot be a server: the run starts cold (and
+	// fails as a cold run would, naming the interpreter).
+	w = long()
+	w.Python = filepath.Join(t.TempDir(), "no-python")
+	if _, err = w.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "no-python") {
+		t.Errorf("a missing interpreter: %v", err)
+	}
+}
