@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -159,8 +160,8 @@ var policyHeader = append([]string{"variant", "runs ok", "p50", "p90", "p99", "m
 func RunSummaryText(w io.Writer, m *results.Manifest) {
 	all := VariantSummaries(m)
 	for _, c := range m.Cases {
-		fmt.Fprintf(w, "\ncase %s (%d steps + %d warm-up, %d runs per variant; spike: %s)\n",
-			c.Name, c.Steps, c.Warmup, c.Runs, c.SpikeRule())
+		fmt.Fprintf(w, "\ncase %s (%d steps + %d warm-up, %s per variant; spike: %s)\n",
+			c.Name, c.Steps, c.Warmup, runsPerVariant(m, c), c.SpikeRule())
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, strings.Join(policyHeader, "\t")+"\t")
 		var notes []string
@@ -202,12 +203,31 @@ func RunSummaryText(w io.Writer, m *results.Manifest) {
 	}
 }
 
+// runsPerVariant is the case's runs a variant, as a range where they
+// differ (run's advise rounds add runs of two variants only).
+func runsPerVariant(m *results.Manifest, c results.Case) string {
+	n := map[string]int{}
+	for _, r := range m.Runs {
+		if r.Case == c.Name {
+			n[r.Variant]++
+		}
+	}
+	lo, hi := c.Runs, c.Runs
+	if len(n) > 0 {
+		lo, hi = slices.Min(slices.Collect(maps.Values(n))), slices.Max(slices.Collect(maps.Values(n)))
+	}
+	if lo == hi {
+		return fmt.Sprintf("%d runs", c.Runs)
+	}
+	return fmt.Sprintf("%d-%d runs", lo, hi)
+}
+
 // runSummaryMarkdown is the same table in Markdown.
 func runSummaryMarkdown(w io.Writer, m *results.Manifest) {
 	all := VariantSummaries(m)
 	for _, c := range m.Cases {
-		fmt.Fprintf(w, "\n### %s\n\n%d steps + %d warm-up, %d runs per variant; spike: %s; medians over runs\n\n",
-			c.Name, c.Steps, c.Warmup, c.Runs, c.SpikeRule())
+		fmt.Fprintf(w, "\n### %s\n\n%d steps + %d warm-up, %s per variant; spike: %s; medians over runs\n\n",
+			c.Name, c.Steps, c.Warmup, runsPerVariant(m, c), c.SpikeRule())
 		fmt.Fprintf(w, "| %s |\n", strings.Join(policyHeader, " | "))
 		fmt.Fprintln(w, "|---"+strings.Repeat("|---:", len(policyHeader)-1)+"|")
 		for _, vs := range all {
