@@ -199,6 +199,11 @@ type GCEvent struct {
 	// generations the collection walked, counted at its start; 0
 	// otherwise.
 	Objects int64 `json:"objects,omitempty"`
+	// Candidates and DurationNS are, where the interpreter reports them
+	// (CPython 3.15's gc.callbacks info), the objects the collection
+	// examined and its own measure of its duration; nil elsewhere.
+	Candidates *int64 `json:"candidates,omitempty"`
+	DurationNS *int64 `json:"duration_ns,omitempty"`
 }
 
 // End closes a stream that completed.

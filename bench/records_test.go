@@ -55,6 +55,27 @@ func TestReadCompleteStream(t *testing.T) {
 	}
 }
 
+// TestReadCandidatesAndDuration: CPython 3.15's fields of a collection
+// are kept where a stream has them, absent (nil) where it does not.
+func TestReadCandidatesAndDuration(t *testing.T) {
+	in := strings.Join([]string{
+		meta,
+		step(0, `{"gen":1,"ns":500,"collected":3,"uncollectable":0,"in_step":true,"manual":false,"candidates":321,"duration_ns":450}`),
+		step(1, `{"gen":0,"ns":500,"collected":3,"uncollectable":0,"in_step":true,"manual":false}`),
+		`{"type":"end","steps":2,"wall_ns":5000,"gc_stats":[{"collections":1},{"collections":1},{}],"recorded":[1,1,0]}`,
+	}, "\n") + "\n"
+	s := read(t, in)
+	if !s.Complete() {
+		t.Fatalf("stream not complete: %v", problems(s))
+	}
+	if e := s.Steps[0].GC[0]; e.Candidates == nil || *e.Candidates != 321 || e.DurationNS == nil || *e.DurationNS != 450 {
+		t.Errorf("3.15 event %+v: want candidates 321, duration 450 ns", e)
+	}
+	if e := s.Steps[1].GC[0]; e.Candidates != nil || e.DurationNS != nil {
+		t.Errorf("an older interpreter's event has candidates or a duration: %+v", e)
+	}
+}
+
 func TestReadReportsBadLinesAndGoesOn(t *testing.T) {
 	cases := []struct {
 		name, input string

@@ -837,9 +837,12 @@ class Recorder(object):
     array, FIELDS slots per event (fewer lookups than one array per field),
     and into the state array (slots _USED, _LOST, _START, _IN_SCHEDULED)."""
 
-    FIELDS = 6  # start ns, pause ns, generation, collected, uncollectable, manual
+    # start ns, pause ns, generation, collected, uncollectable, manual, and
+    # where the interpreter reports them (CPython 3.15's info dict), the
+    # collection's candidates and its own duration in ns; -1 where not.
+    FIELDS = 8
 
-    def __init__(self, capacity, census=False):
+    def __init__(self, capacity, census=False, extended=None):
         width = self.FIELDS
         limit = capacity * width
         self.cap = capacity
@@ -884,10 +887,39 @@ class Recorder(object):
                 buf[i + 3] = info["collected"]
                 buf[i + 4] = info["uncollectable"]
                 buf[i + 5] = state[IN_SCHEDULED]
+                buf[i + 6] = -1
+                buf[i + 7] = -1
                 state[USED] = i + width
             else:
                 state[LOST] += 1
-        self.callback = on_gc
+
+        # CPython 3.15 adds the candidates and the duration (a float of
+        # seconds: int() of it makes an int, which the collector does not
+        # track). A callback of its own, so older interpreters look up
+        # nothing more per event.
+        def on_gc_extended(phase, info, perf_counter_ns=perf_counter_ns, USED=_USED, LOST=_LOST,
+                           START=_START, IN_SCHEDULED=_IN_SCHEDULED, int=int):
+            if phase == "start":
+                state[START] = perf_counter_ns()
+                return
+            end = perf_counter_ns()
+            i = state[USED]
+            if i < limit:
+                start = state[START]
+                buf[i] = start
+                buf[i + 1] = end - start
+                buf[i + 2] = info["generation"]
+                buf[i + 3] = info["collected"]
+                buf[i + 4] = info["uncollectable"]
+                buf[i + 5] = state[IN_SCHEDULED]
+                buf[i + 6] = info["candidates"]
+                buf[i + 7] = int(info["duration"] * 1e9)
+                state[USED] = i + width
+            else:
+                state[LOST] += 1
+        if extended is None:
+            extended = sys.version_info >= (3, 15)
+        self.callback = on_gc_extended if extended else on_gc
         self.census_callback = on_census
         if not census:
             self.census_callback = None
@@ -924,6 +956,8 @@ class Recorder(object):
                 g, buf[i + 1], buf[i + 3], buf[i + 4],
                 "true" if buf[i] >= t0 else "false",
                 "true" if buf[i + 5] else "false")
+            if buf[i + 6] >= 0:
+                s += ',"candidates":%d,"duration_ns":%d' % (buf[i + 6], buf[i + 7])
             s += ',"objects":%d}' % objects[i // self.FIELDS] if objects is not None else "}"
         s += "]"
         # Events fired while formatting belong to the next record.

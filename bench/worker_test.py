@@ -713,7 +713,7 @@ class RecorderTest(unittest.TestCase):
     def test_callback_allocates_no_tracked_objects(self):
         rec = worker.Recorder(16)
         cb = rec.callback
-        info = {"generation": 2, "collected": 10 ** 12, "uncollectable": 3}
+        info = {"generation": 2, "collected": 10 ** 12, "uncollectable": 3, "candidates": 10 ** 6, "duration": 0.25}
 
         def call():
             cb("start", info)
@@ -731,7 +731,7 @@ class RecorderTest(unittest.TestCase):
         rec = worker.Recorder(8)
         for g in (0, 1):
             rec.callback("start", {})
-            rec.callback("stop", {"generation": g, "collected": 5, "uncollectable": 0})
+            rec.callback("stop", {"generation": g, "collected": 5, "uncollectable": 0, "candidates": 0, "duration": 0.0})
         events, lost = rec.take(0)
         got = json.loads(events)
         self.assertEqual([e["gen"] for e in got], [0, 1])
@@ -739,9 +739,33 @@ class RecorderTest(unittest.TestCase):
         self.assertEqual((lost, rec.state[worker._USED]), (0, 0))
         # An event before the step's start is marked as between steps.
         rec.callback("start", {})
-        rec.callback("stop", {"generation": 0, "collected": 0, "uncollectable": 0})
+        rec.callback("stop", {"generation": 0, "collected": 0, "uncollectable": 0, "candidates": 0, "duration": 0.0})
         events, _ = rec.take(worker.perf_counter_ns() + 10 ** 9)
         self.assertFalse(json.loads(events)[0]["in_step"])
+
+    def test_candidates_and_duration_where_reported(self):
+        # CPython 3.15's info dict: candidates and duration (seconds) on
+        # each event; older interpreters: neither, and nothing looked up.
+        for extended in (False, True):
+            rec = worker.Recorder(4, extended=extended)
+            rec.callback("start", {})
+            rec.callback("stop", {"generation": 1, "collected": 2, "uncollectable": 0,
+                                  "candidates": 321, "duration": 0.0015})
+            got = json.loads(rec.take(0)[0])[0]
+            if extended:
+                self.assertEqual((got["candidates"], got["duration_ns"]), (321, 1500000))
+            else:
+                self.assertNotIn("candidates", got)
+            self.assertEqual(_lookups(rec.callback), (set(), set()))
+        if sys.version_info >= (3, 15):
+            rec = worker.Recorder(64)
+            rec.install()
+            try:
+                gc.collect(0)
+            finally:
+                rec.remove()
+            got = json.loads(rec.take(0)[0])
+            self.assertTrue(got and all(e["candidates"] >= 0 and e["duration_ns"] >= 0 for e in got), got)
 
     def test_state_slots_are_named(self):
         slots = (worker._USED, worker._LOST, worker._START, worker._IN_SCHEDULED)
@@ -752,10 +776,10 @@ class RecorderTest(unittest.TestCase):
         start = rec.state[worker._START]
         self.assertGreater(start, 0, "the start of a collection goes into _START")
         rec.state[worker._IN_SCHEDULED] = 1
-        rec.callback("stop", {"generation": 2, "collected": 1, "uncollectable": 0})
+        rec.callback("stop", {"generation": 2, "collected": 1, "uncollectable": 0, "candidates": 0, "duration": 0.0})
         rec.state[worker._IN_SCHEDULED] = 0
         rec.callback("start", {})
-        rec.callback("stop", {"generation": 0, "collected": 0, "uncollectable": 0})
+        rec.callback("stop", {"generation": 0, "collected": 0, "uncollectable": 0, "candidates": 0, "duration": 0.0})
         self.assertEqual(rec.state[worker._USED], 2 * rec.FIELDS)
         self.assertEqual(rec.buf[0], start)
         events, _ = rec.take(0)
