@@ -352,7 +352,7 @@ func (m *Mem) decide(f *Freeing, outside float64) {
 			b := 1000 * f.PerStep * minObjectBytes
 			m.GrowthLo, m.GrowthHi = b, math.Max(b, nanTo(m.GrowthHi, b))
 		}
-	case m.RSSClass == MemGrows || outside > 0 || m.climbs && f.Fulls == 0:
+	case m.RSSClass == MemGrows || outside > 0 || m.Climbs && f.Fulls == 0:
 		// A climb of RSS is memory outside the collector's view only
 		// where no garbage waits for a full collection: with one or two
 		// full collections in the run, the garbage between them climbs

@@ -55,11 +55,12 @@ type Mem struct {
 	Collector *Freeing `json:",omitempty"`
 	RSSClass  MemClass `json:",omitempty"`
 	Outside   float64  `json:",omitempty"`
-	// climbs: RSS's floor climbs through the run's second half as growth
+	// Climbs: RSS's floor climbs through the run's second half as growth
 	// does, at whatever length (the class waits for MinStepsGrowth, as a
 	// heap still filling looks alike; where the collector shows its
-	// garbage freed, a climb is memory outside its view).
-	climbs bool
+	// garbage freed, a climb is memory outside its view). Kept in the
+	// summary file, so a summary read back classes as the one written.
+	Climbs bool `json:",omitempty"`
 }
 
 // memJSON is Mem as JSON holds it: a figure that could not be made (NaN:
@@ -75,6 +76,7 @@ type memJSON struct {
 	Collector          *Freeing `json:",omitempty"`
 	RSSClass           MemClass `json:",omitempty"`
 	Outside            float64  `json:",omitempty"`
+	Climbs             bool     `json:",omitempty"`
 }
 
 // Finite is x, or nil for NaN and the infinities, which JSON cannot hold:
@@ -96,7 +98,7 @@ func nullNaN(x *float64) float64 {
 // MarshalJSON writes m with its NaN figures as null (memJSON).
 func (m Mem) MarshalJSON() ([]byte, error) {
 	return json.Marshal(memJSON{Peak: m.Peak, Growth: Finite(m.Growth), Samples: m.Samples, GrowthLo: Finite(m.GrowthLo), GrowthHi: Finite(m.GrowthHi),
-		Class: m.Class, StepsNeeded: m.StepsNeeded, Resolution: m.Resolution, Collector: m.Collector, RSSClass: m.RSSClass, Outside: m.Outside})
+		Class: m.Class, StepsNeeded: m.StepsNeeded, Resolution: m.Resolution, Collector: m.Collector, RSSClass: m.RSSClass, Outside: m.Outside, Climbs: m.Climbs})
 }
 
 // UnmarshalJSON reads what MarshalJSON wrote: null, or a figure absent
@@ -107,7 +109,7 @@ func (m *Mem) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*m = Mem{Peak: j.Peak, Growth: nullNaN(j.Growth), Samples: j.Samples, GrowthLo: nullNaN(j.GrowthLo), GrowthHi: nullNaN(j.GrowthHi),
-		Class: j.Class, StepsNeeded: j.StepsNeeded, Resolution: j.Resolution, Collector: j.Collector, RSSClass: j.RSSClass, Outside: j.Outside}
+		Class: j.Class, StepsNeeded: j.StepsNeeded, Resolution: j.Resolution, Collector: j.Collector, RSSClass: j.RSSClass, Outside: j.Outside, Climbs: j.Climbs}
 	return nil
 }
 
@@ -258,7 +260,7 @@ func (m *Mem) classify(x, y, ex, ey []float64, steps float64) {
 		climb, steepest = climb+d, math.Max(steepest, d)
 	}
 	persists := climb > noise && steepest <= 0.6*climb
-	m.climbs = lo > 0 && rise > noise && persists
+	m.Climbs = lo > 0 && rise > noise && persists
 	switch {
 	case steps < MinStepsGrowth:
 		// Under a few collection periods a quarter's floor is not the
