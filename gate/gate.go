@@ -71,6 +71,9 @@ type Plan struct {
 	// measured speed differs from the baselines' on the same CPU model
 	// (not another model, not an unmeasured speed): Policy.ForSpeed.
 	speedOnly bool
+	// mayGate: -timing auto reported timings only because the speeds could
+	// not be told the same or apart (MayGate).
+	mayGate bool
 
 	runs *results.Cache   // every judgement's and report's runs: each stream read once
 	pool []*golden.Golden // golden.Pool: the noise contamination is judged in
@@ -300,8 +303,9 @@ func (p *Plan) Judge(m *results.Manifest, dir string, pol Policy) (*Outcome, err
 		o.Comparison.Notes = append(o.Comparison.Notes, n)
 	}
 	// Runs the host disturbed judge no timing: never regressed (a false
-	// alarm teaches people to ignore the gate), never same either.
-	if why := results.Disturbance(m, p.caseNames()...); why != "" && pol.Timing != TimingReport && !p.AllowBusy {
+	// alarm teaches people to ignore the gate), never same either; reported
+	// timings are worded so too.
+	if why := results.Disturbance(m, p.caseNames()...); why != "" && !p.AllowBusy {
 		o.HostBusy = why
 		o.Comparison.HostBusy(why)
 	}

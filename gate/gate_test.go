@@ -570,6 +570,9 @@ func TestJudgeBusyHostLeavesTimingUndecided(t *testing.T) {
 	if w := strings.Join(busy.Warnings(), "\n"); !strings.Contains(w, "timing undecided: host busy") {
 		t.Errorf("busy host: warnings do not say why the timings are unknown:\n%s", w)
 	}
+	if o := judge(faster, 1.9, Policy{Timing: "report"}, false); o.Failed || len(regressed(o)) > 0 || o.HostBusy == "" {
+		t.Errorf("busy host, timings reported: failed %v, regressed %v; want them reported as undecided", o.Failed, regressed(o))
+	}
 	if o := judge(faster, 1.9, Policy{Timing: "gate", UnknownFails: true}, false); !o.Failed {
 		t.Errorf("busy host, -unknown fail: passed")
 	}

@@ -24,11 +24,11 @@ const (
 // schedule and memory layers gate either way. The note says what was
 // decided and why; "" when the user decided (-timing gate or report).
 func (p *Plan) ResolveTiming(flag string) (timing, note string) {
-	p.timingFlag, p.speedOnly = flag, false
+	p.timingFlag, p.speedOnly, p.mayGate = flag, false, false
 	if flag != TimingAuto {
 		return flag, ""
 	}
-	speedOnly := true
+	speedOnly, noisyOnly := true, true
 	// Each sentence names its cases where {cases} stands.
 	var reported, gated byCase
 	for _, c := range p.Cases {
@@ -36,7 +36,7 @@ func (p *Plan) ResolveTiming(flag string) (timing, note string) {
 			// Nights may come from several hosts of the class: each is
 			// held to the rule.
 			if why := p.History[c.Name].SpeedAgainst(p.Speed); why != "" {
-				speedOnly = false // nights of several hosts: not one host at another speed
+				speedOnly, noisyOnly = false, false // nights of several hosts: not one host at another speed
 				reported.add("the history baselines of {cases}: "+why, c.Name)
 			} else {
 				gated.add("every night ran at this host's speed", c.Name)
@@ -46,19 +46,20 @@ func (p *Plan) ResolveTiming(flag string) (timing, note string) {
 		prov := p.Goldens[c.Name].Provenance
 		if m := prov.CPUModel; m != "" && p.Host.CPUModel != "" && m != p.Host.CPUModel {
 			reported.add(fmt.Sprintf("the baselines of {cases} were made on %s, this host is %s", m, p.Host.CPUModel), c.Name)
-			speedOnly = false
+			speedOnly, noisyOnly = false, false
 			continue
 		}
 		sp := results.CompareSpeed(prov.Calibration, p.Speed)
 		switch {
 		case !prov.Calibration.Known():
 			reported.add("the baselines of {cases} were made before gcjitter measured host speed, so whether this host is as fast is unknown", c.Name)
-			speedOnly = false
+			speedOnly, noisyOnly = false, false
 		case !p.Speed.Known():
 			reported.add("against the baselines of {cases}, this host's speed was not measured", c.Name)
-			speedOnly = false
+			speedOnly, noisyOnly = false, false
 		case !sp.Comparable():
 			reported.add("against the baselines of {cases}, "+sp.String(), c.Name)
+			noisyOnly = noisyOnly && sp.Verdict == results.SpeedUndecided
 		default:
 			gated.add(sp.String(), c.Name)
 		}
@@ -70,7 +71,7 @@ func (p *Plan) ResolveTiming(flag string) (timing, note string) {
 		}
 		return TimingGate, "timing gated: " + strings.Join(gated.sentences("against the baselines of {cases}, "), "; ")
 	}
-	p.speedOnly = speedOnly
+	p.speedOnly, p.mayGate = speedOnly, noisyOnly
 	also := ""
 	if speedOnly {
 		also = " A regression in what a uniformly slower host cancels in (" + strings.Join(stats.SpeedFreeMetrics(), ", ") + ") is undecided here: a throttled or shared host moves it too."
@@ -78,6 +79,14 @@ func (p *Plan) ResolveTiming(flag string) (timing, note string) {
 	return TimingReport, fmt.Sprintf("timing reported only: %s; step times from a host of another speed measure the hosts, not the change. The GC schedule, the heap census and memory still gate.%s -timing gate gates timings anyway; baselines for this host: gcjitter golden update -host-class CLASS",
 		strings.Join(reported.sentences(""), "; "), also)
 }
+
+// MayGate says whether -timing auto reported timings only because the
+// calibrations were too noisy to say whether the speeds match
+// (results.SpeedUndecided), not because they differ: the session's own
+// calibration may then gate them after the runs, so what must hold of a
+// gated plan (CheckPower's refusal of a gate that cannot fail) holds
+// before the runs too, rather than flipping with one noisy point.
+func (p *Plan) MayGate() bool { return p.mayGate }
 
 // byCase groups cases by what is said of them, in the order first said.
 type byCase struct {

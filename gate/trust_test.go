@@ -60,6 +60,24 @@ func TestResolveTimingBySpeed(t *testing.T) {
 			}
 		}
 	}
+	// A calibration too noisy to tell (points 1.5x apart around the
+	// baseline's speed): timings reported before the runs, but the
+	// session's own calibration may gate them, so the plan is held to
+	// what a gated one must meet (MayGate); a host that clearly differs is
+	// not.
+	noisy := &results.Calibration{Points: []results.SpeedPoint{{WalkNS: 2.5, ComputeNS: 2.5}, {WalkNS: 3.75, ComputeNS: 3.75}}}
+	for _, tc := range []struct {
+		speed *results.Calibration
+		may   bool
+	}{{noisy, true}, {at(6), false}, {at(3.1), false}} {
+		p := plan(t, dir, fixtureCase(t))
+		p.Host = results.Host{CPUModel: xeon}
+		p.Speed = tc.speed
+		got, note := p.ResolveTiming(TimingAuto)
+		if p.MayGate() != tc.may {
+			t.Errorf("speed %s: -timing %s (%s): MayGate %v, want %v", tc.speed, got, note, p.MayGate(), tc.may)
+		}
+	}
 }
 
 // TestContaminatedBaselineNamed: a baseline two of whose runs ran at twice

@@ -182,7 +182,7 @@ func gateRuns(ctx context.Context, f *commonFlags, fs *flag.FlagSet, dir, from s
 	if plan.TimingNote != "" {
 		fmt.Fprintf(stderr, "gcjitter gate: %s\n", plan.TimingNote)
 	}
-	if err := plan.CheckPower(stderr, *timing == gate.TimingGate); err != nil {
+	if err := plan.CheckPower(stderr, *timing == gate.TimingGate || plan.MayGate()); err != nil {
 		return nil, nil, "", cli.Usagef("%v; nothing was run", err)
 	}
 	// Interrupted (Ctrl-C, CI's timeout): the runs that completed are
