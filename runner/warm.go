@@ -3,7 +3,6 @@ package runner
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -280,6 +279,12 @@ func (s *warmServer) start(args []string, records, stdout, stderr *os.File) (*wa
 	}}, nil
 }
 
+// LostServerError is a warm server that ended while it held a run: the
+// run's exit status is unknown, so the run failed, not the session.
+type LostServerError struct{ Why string }
+
+func (e *LostServerError) Error() string { return "its warm server " + e.Why }
+
 // lost is the error of a server that ended while a run was asked of it.
 func (s *warmServer) lost() error {
 	<-s.done
@@ -290,7 +295,7 @@ func (s *warmServer) lost() error {
 	if t := LastLines(s.tail.String(), 3); t != "" {
 		why += ": " + t
 	}
-	return errors.New("the warm server " + why)
+	return &LostServerError{why}
 }
 
 // warmKey names the server a run can use: all but the hash seed.

@@ -257,6 +257,26 @@ func TestWarmRunStopsLikeACold(t *testing.T) {
 		t.Fatalf("third warm run: %v %s", err, res.Reason())
 	}
 
+	// A server killed while it holds a run: the run fails (its exit status
+	// is lost), the session does not, and the next run gets a new server.
+	w = long()
+	w.Args = append(slices.Clone(w.Args), "--steps", "50")
+	w.OnRecord = func(r bench.Record) {
+		if st, ok := r.(*bench.Step); ok && st.Index == 5 {
+			syscall.Kill(pool.held[len(pool.held)-1].cmd.Process.Pid, syscall.SIGKILL)
+		}
+	}
+	res, err = w.Run(context.Background())
+	var lost *LostServerError
+	if err != nil || !res.Failed() || !errors.As(res.Stopped, &lost) {
+		t.Fatalf("a lost server: error %v, reason %q; want a failed run, stopped by the lost server", err, res.Reason())
+	}
+	w = long()
+	w.Args = append(slices.Clone(w.Args), "--steps", "3")
+	if res, err = w.Run(context.Background()); err != nil || res.Failed() || res.Stream.Meta.Start != "warm" {
+		t.Fatalf("the run after a lost server: %v %s", err, res.Reason())
+	}
+
 	// An interpreter that cannot be a server: the run starts cold (and
 	// fails as a cold run would, naming the interpreter).
 	w = long()

@@ -195,6 +195,10 @@ func (w *Worker) Run(ctx context.Context) (*Result, error) {
 	if runCtx.Err() != nil {
 		res.Stopped = context.Cause(runCtx)
 	}
+	var lost *LostServerError
+	if errors.As(waitErr, &lost) && res.Stopped == nil {
+		res.Stopped, res.ExitCode, waitErr = waitErr, -1, nil
+	}
 	if waitErr != nil {
 		return res, waitErr
 	}
