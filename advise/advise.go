@@ -314,10 +314,15 @@ func judge(cand Candidate, ref string, c Constraints) *Judged {
 	case cand.WorstPeak >= c.Limit: // over the limit already, growing or not
 		j.Fate, j.LimitSteps, j.LimitHours, j.SoonestHours, j.NeedBytes = RunsOut, 0, 0, 0, cand.WorstPeak
 	case m.Class == stats.MemBounded && m.Collector:
-		// The collector frees the garbage every period the runs saw, and
-		// RSS did not grow beside it: the peak holds, however long the job.
+		// The collector frees the garbage every period the runs saw (or at
+		// a full collection the counts predict, the heap near its peak by
+		// then), and RSS did not grow beside it: the peak holds, however
+		// long the job.
 		j.LimitSteps, j.LimitHours, j.SoonestHours = math.Inf(1), math.Inf(1), math.Inf(1)
-		j.NeedBytes, j.Fate = cand.WorstPeak, Lasts
+		j.NeedBytes, j.Fate = math.Max(cand.WorstPeak, m.PeakAtNext), Lasts
+		if m.NextFull > cand.Steps && float64(m.NextFull) < jobSteps(cand, c) {
+			j.Excluded = append(j.Excluded, Unseen)
+		}
 	case m.Class == stats.MemGrows && m.NextFull > 0 && float64(m.NextFull) < jobSteps(cand, c):
 		// Garbage accumulates until the first full collection, predicted
 		// from the thresholds and the counts: memory peaks there, not on

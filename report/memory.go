@@ -90,6 +90,8 @@ func (vs VariantSummary) memoryCells() []string {
 		class, to = "-", "?"
 	case m.Class == stats.MemUndecided:
 		class, to = fmt.Sprintf("undecided: %d steps", m.StepsNeeded), "?"
+	case m.NextFull > 0 && m.Class == stats.MemBounded:
+		class = fmt.Sprintf("bounded, full at %d", m.NextFull)
 	case m.NextFull > 0:
 		class = fmt.Sprintf("grows to step %d", m.NextFull)
 		if m.HoursToLimit == nil && m.PeakAtNext != nil {

@@ -247,9 +247,25 @@ func (t *collectorTrack) result(meta *bench.Meta, rss *Mem, rssLast float64) *Fr
 		per := rssPerStep(rss, f.PerStep)
 		f.PeakAtNext = math.Max(rss.Peak, rssLast+per*float64(f.NextFull-t.steps))
 		f.Why += fmt.Sprintf(", by when RSS reaches %s", Bytes(f.PeakAtNext))
+		if f.Class == MemGrows && rss.Peak > 0 && f.PeakAtNext <= (1+FillBound)*rss.Peak {
+			// The full collection frees what accumulated before it, and
+			// it comes soon enough that the heap stays near what the runs
+			// measured: a sawtooth whose period the counts predict, not
+			// growth (default on a run shorter than its first full
+			// collection). A threshold that lets gigabytes pile up first
+			// stays grows, with its step and peak.
+			f.Class = MemBounded
+			f.Why += fmt.Sprintf(", within %s of the runs' peak (%s): the garbage piles up no further before it is freed", strings.TrimPrefix(Pct(FillBound), "+"), Bytes(rss.Peak))
+		}
 	}
 	return f
 }
+
+// FillBound is how far above the measured peak the heap may climb before
+// a predicted full collection frees it, for memory to be bounded: CPython's
+// own rule lets the long-lived heap grow by a quarter before a full
+// collection (long_lived_pending > long_lived_total/4).
+const FillBound = 0.25
 
 // rssPerStep is the bytes a step adds while garbage accumulates: the run's
 // RSS growth, or at least what the objects themselves hold.

@@ -208,6 +208,35 @@ func TestMemoryFromCollector(t *testing.T) {
 			t.Errorf("predicted peak %s by then, the run reached %s", Bytes(f.PeakAtNext), Bytes(peak))
 		}
 	})
+	t.Run("default on a run shorter than its first full collection: bounded at the predicted peak", func(t *testing.T) {
+		// smoke's shape: few objects a step survive young collections, so
+		// the first full collection comes after the run, the heap near its
+		// peak by then.
+		s := newSim(def, true, 400, 8, 200_000)
+		long := s.stream("default", 1200)
+		truth := firstFull(long)
+		const short = 100
+		if truth <= short {
+			t.Fatalf("the simulation's first full collection is at %d: the test needs one after %d", truth, short)
+		}
+		m := Summarize(&bench.Stream{Meta: long.Meta, Steps: long.Steps[:short]}, DefaultSpikeRule).RSS
+		f := m.Collector
+		if m.Class != MemBounded || f.NextFull == 0 || f.PeakAtNext > (1+FillBound)*m.Peak {
+			t.Fatalf("class %s, next full %d, peak by then %s (now %s); want bounded with a prediction", m.Class, f.NextFull, Bytes(f.PeakAtNext), Bytes(m.Peak))
+		}
+		// The prediction is gen 2's threshold's, the earliest a full
+		// collection can come; CPython's 25% rule held this one back, and
+		// the same rule bounds what piles up meanwhile.
+		if f.NextFull > truth {
+			t.Errorf("predicted the first full collection at step %d, after it came (%d)", f.NextFull, truth)
+		}
+		if at := float64(*long.Steps[truth-2].RSS); at > (1+FillBound)*m.Peak {
+			t.Errorf("the heap reached %s before the full collection, over %s above the short run's peak %s", Bytes(at), Pct(FillBound), Bytes(m.Peak))
+		}
+		if !strings.Contains(m.Reason(), "predicted at step") || !strings.Contains(m.Reason(), "piles up no further") {
+			t.Errorf("reason %q", m.Reason())
+		}
+	})
 	t.Run("the 25% rule holding a full collection back", func(t *testing.T) {
 		// A huge long-lived heap: gen 2's count passes its threshold long
 		// before a quarter of the heap is pending.
