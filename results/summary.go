@@ -60,7 +60,7 @@ import (
 // anything else a summary holds, needs no bump: the file records a
 // fingerprint of its types (summaryShape), and a file of another shape is
 // summarised again.
-const SummaryVersion = 1
+const SummaryVersion = 2
 
 // SummaryExt ends a run summary's file name: RECORDS + SummaryExt.
 const SummaryExt = ".summary"

@@ -348,3 +348,23 @@ func TestLeakBesideYoungCollections(t *testing.T) {
 		t.Fatalf("class %s (collector %s, RSS alone %s), reason %q", m.Class, m.Collector.Class, m.RSSClass, m.Reason())
 	}
 }
+
+// Runs that split only on how far the heap climbs by a predicted full
+// collection (one short run's RSS slope is noisy) are pooled on their
+// medians, not left undecided.
+func TestPoolMemFillBoundTogether(t *testing.T) {
+	run := func(peak, atNext float64) *Mem {
+		f := &Freeing{Class: MemGrows, NextFull: 159, PeakAtNext: atNext, PerStep: 246, Why: "grows"}
+		if atNext <= (1+FillBound)*peak {
+			f.Class, f.Why = MemBounded, "bounded"
+		}
+		return &Mem{Peak: peak, Class: f.Class, Collector: f}
+	}
+	const mib = 1 << 20
+	if p := PoolMem([]*Mem{run(400*mib, 450*mib), run(400*mib, 520*mib)}, 40); p.Class != MemBounded || p.Why != "bounded" {
+		t.Errorf("medians 485 MiB by then against 400 MiB: class %s (%q), want bounded", p.Class, p.Why)
+	}
+	if p := PoolMem([]*Mem{run(400*mib, 490*mib), run(400*mib, 900*mib)}, 40); p.Class != MemGrows || p.Why != "grows" {
+		t.Errorf("medians 695 MiB by then against 400 MiB: class %s (%q), want grows", p.Class, p.Why)
+	}
+}

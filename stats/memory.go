@@ -424,8 +424,9 @@ type MemPool struct {
 // longest); nil entries (runs without the memory) are skipped.
 func PoolMem(ms []*Mem, steps int) MemPool {
 	var p MemPool
-	var growth, lo, hi, glo, ghi, res, next, outside []float64
-	collector := 0
+	var growth, lo, hi, glo, ghi, res, next, outside, peaks, atNext []float64
+	collector, filling := 0, 0 // filling: runs classed by FillBound alone
+	whyOf := map[MemClass]string{}
 	for _, m := range ms {
 		if m == nil || m.Class == "" {
 			continue
@@ -440,6 +441,13 @@ func PoolMem(ms []*Mem, steps int) MemPool {
 			if f.NextFull > 0 {
 				next = append(next, float64(f.NextFull))
 				p.PeakAtNext = math.Max(p.PeakAtNext, f.PeakAtNext)
+				if f.Fulls == 0 && f.PerStep > 0 && m.Outside == 0 && m.Class == f.Class {
+					filling++
+					peaks, atNext = append(peaks, m.Peak), append(atNext, f.PeakAtNext)
+					if _, ok := whyOf[m.Class]; !ok {
+						whyOf[m.Class] = m.Reason()
+					}
+				}
 			}
 		}
 		if m.Outside > 0 {
@@ -472,6 +480,16 @@ func PoolMem(ms []*Mem, steps int) MemPool {
 	}
 	if len(outside) > 0 {
 		p.Outside = med(outside)
+	}
+	if filling == p.Runs && p.Grows > 0 && p.Bounded > 0 {
+		// The runs split only on how far the heap climbs by the predicted
+		// full collection (FillBound), which one short run's RSS slope
+		// reads noisily: the runs' medians decide it together.
+		if med(atNext) <= (1+FillBound)*med(peaks) {
+			p.Grows, p.Bounded, p.Why = 0, p.Runs, whyOf[MemBounded]
+		} else {
+			p.Grows, p.Bounded, p.Why = p.Runs, 0, whyOf[MemGrows]
+		}
 	}
 	switch {
 	case p.Runs == 0:
