@@ -1696,7 +1696,9 @@ def serve_warm(argv):
     environment: it imports torch (with --torch), collects, says "ready" on
     stdout and then reads run requests on stdin, forking one child per run
     and reporting "started PID" (from the child, once its process group and
-    its channels are in place) and "exit PID STATUS" (the wait status).
+    its channels are in place) and "exit PID STATUS CPU_NS" (the wait
+    status, and the CPU time of the child and of the server since its last
+    report).
 
     It returns only in a child, with the run's arguments, to main(), which
     then runs as in a cold process: the server's frames are gone, and it
@@ -1713,6 +1715,7 @@ def serve_warm(argv):
     # Hold fd 3 (a child's record channel), so the module pipe's ends are
     # above the fds a child takes over.
     hold = os.open(os.devnull, os.O_RDONLY)
+    spent = 0.0  # the server's own CPU seconds reported so far
     os.write(1, b"ready\n")
     while True:
         req = _read_request(0)
@@ -1731,12 +1734,18 @@ def serve_warm(argv):
             pass  # the child set it, or has already exited
         while True:
             try:
-                _, status = os.waitpid(pid, 0)
+                _, status, usage = os.wait4(pid, 0)
                 break
             except InterruptedError:
                 continue
         _preload(mr)
-        os.write(1, b"exit %d %d\n" % (pid, status))
+        # The child's CPU time, which this server reaped, and the server's
+        # own since its last report (its import, the preload): the runner's
+        # rusage sees neither, and would count them as other load.
+        t = os.times()
+        cpu_ns = int((usage.ru_utime + usage.ru_stime + t.user + t.system - spent) * 1e9)
+        spent = t.user + t.system
+        os.write(1, b"exit %d %d %d\n" % (pid, status, cpu_ns))
 
 
 def _report_modules():

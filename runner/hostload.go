@@ -72,16 +72,17 @@ func rusageCPU(r syscall.Rusage) time.Duration {
 
 // otherCPUs is how many CPUs, on average between two samples, processes
 // other than this one and the children it reaped kept busy: the host's
-// busy time less ours, over the wall time. Runs of a session are one after
+// busy time less ours, over the wall time; unreaped is ours that rusage
+// cannot see (a warm run's, reaped by its server). Runs of a session are one after
 // another and their processes are waited for before the second sample, so
 // ours is the run's (every rank, the launcher, what they reaped) plus
 // gcjitter's own reading of the records.
-func otherCPUs(a, b cpuSample) float64 {
+func otherCPUs(a, b cpuSample, unreaped time.Duration) float64 {
 	wall := b.at.Sub(a.at).Seconds()
 	if wall <= 0 {
 		return 0
 	}
-	ours := (b.self - a.self) + (b.kids - a.kids)
+	ours := (b.self - a.self) + (b.kids - a.kids) + unreaped
 	return max(0, (b.hostBusy-a.hostBusy-ours).Seconds()/wall)
 }
 
@@ -121,7 +122,7 @@ func OtherLoad(ctx context.Context, d time.Duration) (other float64, busiest []P
 		}
 	}
 	slices.SortFunc(busiest, func(x, y ProcCPU) int { return cmp.Compare(y.CPUs, x.CPUs) })
-	return otherCPUs(a, b), busiest[:min(len(busiest), 5)], true
+	return otherCPUs(a, b, 0), busiest[:min(len(busiest), 5)], true
 }
 
 type procTime struct {

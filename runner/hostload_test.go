@@ -33,14 +33,19 @@ func TestOtherCPUs(t *testing.T) {
 	// 2 s of wall: the host was busy 3.5 s, of which the run's worker 1.8 s
 	// and gcjitter 0.2 s: other processes kept 0.75 CPUs busy.
 	b := cpuSample{at: t0.Add(2 * time.Second), hostBusy: 13500 * time.Millisecond, self: 1200 * time.Millisecond, kids: 3800 * time.Millisecond}
-	if got := otherCPUs(a, b); math.Abs(got-0.75) > 1e-9 {
+	if got := otherCPUs(a, b, 0); math.Abs(got-0.75) > 1e-9 {
 		t.Errorf("otherCPUs = %v, want 0.75", got)
 	}
 	b.hostBusy = 11 * time.Second // less than ours: tick rounding
-	if got := otherCPUs(a, b); got != 0 {
+	if got := otherCPUs(a, b, 0); got != 0 {
 		t.Errorf("otherCPUs = %v, want 0", got)
 	}
-	if got := otherCPUs(a, a); got != 0 {
+	// A warm run's 1 s, reaped by its server, is ours too.
+	b.hostBusy = 13500 * time.Millisecond
+	if got := otherCPUs(a, b, time.Second); math.Abs(got-0.25) > 1e-9 {
+		t.Errorf("otherCPUs with 1 s unreaped = %v, want 0.25", got)
+	}
+	if got := otherCPUs(a, a, 0); got != 0 {
 		t.Errorf("no wall time: %v, want 0", got)
 	}
 }

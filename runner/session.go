@@ -387,7 +387,13 @@ func (s *Session) runOne(ctx context.Context, script string, p PlannedRun, r *re
 	res, err := runRanks(ctx)
 	r.Seconds = time.Since(start).Seconds()
 	if after, ok := sampleCPU(); sampled && ok {
-		other := otherCPUs(before, after)
+		var unreaped time.Duration
+		for _, x := range res {
+			if x != nil {
+				unreaped += x.UnreapedCPU
+			}
+		}
+		other := otherCPUs(before, after, unreaped)
 		r.OtherCPUs = &other
 	}
 	if len(res) == 0 || res[0] == nil { // could not start or write at all

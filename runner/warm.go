@@ -222,6 +222,9 @@ func (s *warmServer) close() {
 type warmRun struct {
 	pid  int
 	wait func() (code int, signal string, err error)
+	// cpu is the run's CPU time, which its server reaped (set by wait):
+	// gcjitter's own rusage cannot see it.
+	cpu time.Duration
 }
 
 // start asks s for a run with args whose records, stdout and stderr go to
@@ -261,22 +264,26 @@ func (s *warmServer) start(args []string, records, stdout, stderr *os.File) (*wa
 		}
 		return nil, err
 	}
-	return &warmRun{pid: pid, wait: func() (int, string, error) {
+	run := &warmRun{pid: pid}
+	run.wait = func() (int, string, error) {
 		defer s.busy.Unlock()
 		line, ok := <-s.msgs
 		if !ok {
 			return 0, "", s.lost()
 		}
 		var p, status int
-		if _, err := fmt.Sscanf(line, "exit %d %d", &p, &status); err != nil || p != pid {
+		var cpuNS int64
+		if _, err := fmt.Sscanf(line, "exit %d %d %d", &p, &status, &cpuNS); err != nil || p != pid {
 			return 0, "", fmt.Errorf("warm server: bad reply %q", line)
 		}
+		run.cpu = time.Duration(cpuNS)
 		ws := syscall.WaitStatus(status)
 		if ws.Signaled() {
 			return -1, signalName(ws.Signal()), nil
 		}
 		return ws.ExitStatus(), "", nil
-	}}, nil
+	}
+	return run, nil
 }
 
 // LostServerError is a warm server that ended while it held a run: the

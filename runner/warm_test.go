@@ -143,6 +143,12 @@ func TestWarmRunHasTheColdSchedule(t *testing.T) {
 		if cold.Stream.Meta.PID == warm.Stream.Meta.PID {
 			t.Errorf("%s: warm run has the cold run's pid", v.Name)
 		}
+		// Its server reaped it: the run's CPU comes back with its exit, or
+		// the host-load sample counts the run as other load (every warm
+		// run read ~1.0 other CPUs, and the busy rule judged no timing).
+		if warm.UnreapedCPU <= 0 || cold.UnreapedCPU != 0 {
+			t.Errorf("%s: unreaped CPU warm %v, cold %v; want the warm run's own time, none cold", v.Name, warm.UnreapedCPU, cold.UnreapedCPU)
+		}
 	}
 	// The variants of one environment share one server: the second warm
 	// run did not start a new one; the none case's server is kept too.

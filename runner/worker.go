@@ -48,6 +48,9 @@ type Worker struct {
 type process struct {
 	pid  int
 	wait func() (code int, signal string, err error)
+	// unreaped is the CPU time of a process gcjitter did not reap (a warm
+	// run's, reaped by its server), read after wait; nil otherwise.
+	unreaped func() time.Duration
 }
 
 // TimeoutError says which of a worker's timeouts expired.
@@ -81,6 +84,10 @@ type Result struct {
 	// Launcher is set on every rank when the launcher itself failed before
 	// any rank wrote a record: its argv[0], for the reason.
 	Launcher string
+	// UnreapedCPU is the run's CPU time that gcjitter's own rusage cannot
+	// see (a warm run is its server's child): the host-load sample counts
+	// it as the run's, not as other load.
+	UnreapedCPU time.Duration
 }
 
 // Failed reports whether the run did not complete: a non-zero exit, an error
@@ -192,6 +199,9 @@ func (w *Worker) Run(ctx context.Context) (*Result, error) {
 	syscall.Kill(-p.pid, syscall.SIGKILL) // what it left in its group would disturb the next runs
 
 	res := &Result{Stream: stream, StderrTail: tail.String(), ExitCode: code, Signal: signal}
+	if p.unreaped != nil {
+		res.UnreapedCPU = p.unreaped()
+	}
 	if runCtx.Err() != nil {
 		res.Stopped = context.Cause(runCtx)
 	}
@@ -357,5 +367,5 @@ func (w *Worker) startWarm(ctx context.Context, args []string, records *os.File,
 		code, signal, err := run.wait()
 		copies.Wait()
 		return code, signal, err
-	}}, nil
+	}, unreaped: func() time.Duration { return run.cpu }}, nil
 }
