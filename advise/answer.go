@@ -15,19 +15,13 @@ import (
 // advise cannot judge gets one that says why.
 func Answers(dir string, m *results.Manifest, opt Options) []report.Answer {
 	var out []report.Answer
-	for _, c := range m.Cases {
-		if !answered(c) {
-			continue
-		}
-		o := opt
-		o.Case = c.Name
-		a, err := FromResults([]string{dir}, o)
+	eachAnswered(dir, m, opt, func(name string, a *Advice, err error) {
 		if err != nil {
-			out = append(out, report.Answer{Case: c.Name, Err: err.Error()})
-			continue
+			out = append(out, report.Answer{Case: name, Err: err.Error()})
+			return
 		}
 		out = append(out, a.Answer())
-	}
+	})
 	return out
 }
 
@@ -42,6 +36,17 @@ type Contest struct {
 // whose answer waits on a tail alone, in the manifest's order.
 func Contests(dir string, m *results.Manifest, opt Options) []Contest {
 	var out []Contest
+	eachAnswered(dir, m, opt, func(name string, a *Advice, err error) {
+		if err == nil && a.TailOnly() {
+			out = append(out, Contest{Case: name, Candidate: a.Open.Variant, Reference: a.Reference})
+		}
+	})
+	return out
+}
+
+// eachAnswered advises on each case of dir that gets an answer (answered),
+// in the manifest's order: the one loop Answers and Contests share.
+func eachAnswered(dir string, m *results.Manifest, opt Options, f func(name string, a *Advice, err error)) {
 	for _, c := range m.Cases {
 		if !answered(c) {
 			continue
@@ -49,12 +54,8 @@ func Contests(dir string, m *results.Manifest, opt Options) []Contest {
 		o := opt
 		o.Case = c.Name
 		a, err := FromResults([]string{dir}, o)
-		if err != nil || !a.TailOnly() {
-			continue
-		}
-		out = append(out, Contest{Case: c.Name, Candidate: a.Open.Variant, Reference: a.Reference})
+		f(c.Name, a, err)
 	}
-	return out
 }
 
 // TailOnly reports whether the advice waits on its open candidate's tail
