@@ -8,8 +8,8 @@ import (
 )
 
 // Config is one worker invocation: the workload, its garbage, the GC policy
-// and the run's size. Its fields map one to one onto worker.py's flags, and
-// DefaultConfig holds worker.py's defaults; the fields whose zero means
+// and the run's size. Its fields map one to one onto the worker's flags, and
+// DefaultConfig holds the worker's defaults; the fields whose zero means
 // "unset" (CPUs, GarbageJitter, RankSeed, ComputeScale, DeviceWaitMS) are
 // passed only when set, so a Config without them makes the same argument
 // list as before they existed.
@@ -65,7 +65,7 @@ type Config struct {
 }
 
 // MaxDeviceWaitMS is the longest wait per step the worker accepts (an hour:
-// anything longer is a typo); worker.py's MAX_DEVICE_WAIT_MS.
+// anything longer is a typo); the worker's MAX_DEVICE_WAIT_MS.
 const MaxDeviceWaitMS = 3_600_000
 
 // ValidateComputeScale checks Config.ComputeScale: finite and >= 0, where 0
@@ -87,13 +87,13 @@ func ValidateDeviceWait(ms float64) error {
 	return nil
 }
 
-// ExitUsage is the worker's exit status for bad input (worker.py
+// ExitUsage is the worker's exit status for bad input (the worker's
 // EXIT_USAGE): no torch, no such device, arguments it refuses.
 const ExitUsage = 2
 
 // NeedsTorch is the rule for whether a worker imports torch: every model
 // but none, an explicit accelerator, and several ranks (torch.distributed).
-// worker.py's needs_torch is the same rule in Python.
+// The worker's needs_torch (cli.py) is the same rule in Python.
 func NeedsTorch(model, device string, ranks int) bool {
 	return model != "none" || ranks > 1 || (device != "auto" && device != "cpu" && device != "")
 }
@@ -112,7 +112,7 @@ type EmulatedDevice struct {
 }
 
 // MaxEmulatedKernels is the most kernels per step the emulated device
-// takes: worker.py's EMU_MAX_KERNELS, which sizes its preallocated
+// takes: the worker's EMU_MAX_KERNELS, which sizes its preallocated
 // per-step answer (a busy span and an end per kernel).
 const MaxEmulatedKernels = 256
 
@@ -137,7 +137,7 @@ func (e EmulatedDevice) Validate() (key string, err error) {
 	return "", nil
 }
 
-// DefaultConfig returns worker.py's defaults.
+// DefaultConfig returns the worker's defaults.
 func DefaultConfig() Config {
 	return Config{
 		Model: "mlp", Device: "auto", Policy: "default",

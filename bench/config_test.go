@@ -114,7 +114,7 @@ func TestConstantsAreTheWorkers(t *testing.T) {
 		fmt.Sprintf("\nEMU_MAX_KERNELS = %d  #", bench.MaxEmulatedKernels),
 	} {
 		if !strings.Contains(string(bench.WorkerSource), want) {
-			t.Errorf("worker.py does not say %q", strings.TrimSpace(want))
+			t.Errorf("the worker does not say %q", strings.TrimSpace(want))
 		}
 	}
 }

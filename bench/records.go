@@ -10,7 +10,7 @@ import (
 )
 
 // SchemaVersion is the record-stream version this package reads and the
-// worker writes (worker.py's SCHEMA). Bump both together, and only for a
+// worker writes (the worker's SCHEMA). Bump both together, and only for a
 // change an old reader would misread.
 const SchemaVersion = 1
 

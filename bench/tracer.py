@@ -31,7 +31,7 @@ import gc
 import os
 import sys
 
-import gcjitter_worker as worker
+from gcjitter_worker.policy import parse_policy
 from gcjitter_trace_stream import Tracer
 
 DIR_ENV = "GCJITTER_TRACE_DIR"
@@ -274,7 +274,7 @@ def start():
     # gcjitter checked it with the Go twin of this parser; a failure here
     # is the tracer's start failing, reported by trace_site.
     text = os.environ.get(POLICY_ENV)
-    policy = worker.parse_policy(text) if text else None
+    policy = parse_policy(text) if text else None
     if policy is not None:
         apply_policy(policy)
     gc0 = _gc_settings()

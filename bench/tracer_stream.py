@@ -6,9 +6,9 @@ import gc
 import os
 import sys
 
-import gcjitter_worker as worker
-
-perf_counter_ns = worker.perf_counter_ns
+from gcjitter_worker.common import SCHEMA, perf_counter_ns
+from gcjitter_worker.recorder import Recorder, _IN_SCHEDULED
+from gcjitter_worker.records import Stream, _cpu_model, _rss_reader, python_facts
 
 # Width reserved for the meta record's step count, rewritten in place at the
 # end (JSON allows the padding spaces).
@@ -36,7 +36,7 @@ class Tracer(object):
         self.limit = steps
         self.warmup = warmup
         self.pid = os.getpid()
-        self.recorder = worker.Recorder(1 << 16)
+        self.recorder = Recorder(1 << 16)
         self.recorder.install()
         self.stream = None
         self.fd = None
@@ -44,7 +44,7 @@ class Tracer(object):
         self.t0 = None  # end of the previous step
         self.i = 0
         self.done = False
-        self.rss = worker._rss_reader()
+        self.rss = _rss_reader()
         self.stats0 = None
         # Set once the script calls gcjitter_step(): its steps, not the
         # optimizer's, then mark the boundaries.
@@ -69,7 +69,7 @@ class Tracer(object):
         name = ("rank-%s.pid-%d.jsonl" % (rank, self.pid)) if rank is not None else ("pid-%d.jsonl" % self.pid)
         path = os.path.join(self.out_dir, name)
         self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        self.stream = worker.Stream(self.fd)
+        self.stream = Stream(self.fd)
         meta = self._meta()
         line = self._dumps(meta)
         key = '"steps": '
@@ -100,8 +100,8 @@ class Tracer(object):
                 device = {"kind": "npu", "index": 0, "name": "npu"}
         return {
             "type": "meta",
-            "schema": worker.SCHEMA,
-            "python": worker.python_facts(),
+            "schema": SCHEMA,
+            "python": python_facts(),
             "torch": getattr(torch, "__version__", None) if torch is not None else None,
             "torch_npu": getattr(sys.modules.get("torch_npu"), "__version__", None),
             "device": device,
@@ -119,7 +119,7 @@ class Tracer(object):
             "rank": int(os.environ.get("RANK", "0")),
             "world_size": int(os.environ.get("WORLD_SIZE", "1")),
             "host": socket.gethostname(),
-            "cpu_model": worker._cpu_model(),
+            "cpu_model": _cpu_model(),
             "steps": 0,
             "warmup": self.warmup,
             "recorder": True,
@@ -189,14 +189,14 @@ class Tracer(object):
         p, state = self.policy, self.recorder.state
         collected = False
         if p.manual_every and self.ends % p.manual_every == 0:
-            state[worker._IN_SCHEDULED] = 1
+            state[_IN_SCHEDULED] = 1
             gc.collect(p.manual_gen)
-            state[worker._IN_SCHEDULED] = 0
+            state[_IN_SCHEDULED] = 0
             collected = True
         elif p.collect_every_step:
-            state[worker._IN_SCHEDULED] = 1
+            state[_IN_SCHEDULED] = 1
             gc.collect()
-            state[worker._IN_SCHEDULED] = 0
+            state[_IN_SCHEDULED] = 0
             collected = True
         if p.empty_cache_every_step:
             _empty_cache()

@@ -16,8 +16,48 @@ import tempfile
 import textwrap
 import types
 import unittest
+import zipapp
 
-import worker
+from gcjitter_worker import cli as wcli
+from gcjitter_worker import common as wcommon
+from gcjitter_worker import device as wdevice
+from gcjitter_worker import loop as wloop
+from gcjitter_worker import models as wmodels
+from gcjitter_worker import policy as wpolicy
+from gcjitter_worker import recorder as wrecorder
+from gcjitter_worker import records as wrecords
+
+BENCH = os.path.dirname(os.path.abspath(__file__))
+_zipapp = []
+
+
+def program():
+    """The argv that runs the worker as gcjitter ships it: the package in
+    one zipapp, __main__.py at its root (Python's zipapp here; Go's
+    buildWorker makes the same layout)."""
+    if not _zipapp:
+        d = tempfile.mkdtemp(prefix="gcjitter-worker-test-")
+        stage = os.path.join(d, "stage")
+        pkg = os.path.join(BENCH, "gcjitter_worker")
+        os.makedirs(os.path.join(stage, "gcjitter_worker"))
+        for name in sorted(os.listdir(pkg)):
+            if name.endswith(".py"):
+                with open(os.path.join(pkg, name), "rb") as f:
+                    data = f.read()
+                with open(os.path.join(stage, "gcjitter_worker", name), "wb") as f:
+                    f.write(data)
+                if name == "__main__.py":
+                    with open(os.path.join(stage, name), "wb") as f:
+                        f.write(data)
+        zipapp.create_archive(stage, os.path.join(d, "worker.pyz"))
+        _zipapp.append(d)
+    return [sys.executable, os.path.join(_zipapp[0], "worker.pyz")]
+
+
+def tearDownModule():
+    import shutil
+    for d in _zipapp:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 class PolicyTest(unittest.TestCase):
@@ -38,7 +78,7 @@ class PolicyTest(unittest.TestCase):
         }
         for text, want in cases.items():
             with self.subTest(text):
-                p = worker.parse_policy(text)
+                p = wpolicy.parse_policy(text)
                 for k, v in want.items():
                     self.assertEqual(getattr(p, k), v, k)
 
@@ -49,8 +89,8 @@ class PolicyTest(unittest.TestCase):
                      "disabled+manual:5", "disabled+threshold:5", "manual:5+collect-every-step",
                      "manual:5+threshold:100", "collect-every-step:2", "Default"]:
             with self.subTest(text):
-                with self.assertRaises(worker.UsageError) as cm:
-                    worker.parse_policy(text)
+                with self.assertRaises(wcommon.UsageError) as cm:
+                    wpolicy.parse_policy(text)
                 self.assertNotIn("\n", str(cm.exception))
 
 
@@ -96,85 +136,85 @@ def fake_torch(cuda=None, npu=None):
 class DeviceTest(unittest.TestCase):
     def setUp(self):
         # No real torch_npu exists here; make the import fail or succeed at will.
-        self._orig = worker._import_torch_npu
+        self._orig = wdevice._import_torch_npu
 
     def tearDown(self):
-        worker._import_torch_npu = self._orig
+        wdevice._import_torch_npu = self._orig
 
     def npu_importable(self, ok):
-        worker._import_torch_npu = (lambda: object()) if ok else (lambda: None)
+        wdevice._import_torch_npu = (lambda: object()) if ok else (lambda: None)
 
     def test_auto_prefers_npu_then_cuda_then_cpu(self):
         self.npu_importable(True)
-        d = worker.resolve_device("auto", fake_torch(cuda=FakeAccel(), npu=FakeAccel()))
+        d = wdevice.resolve_device("auto", fake_torch(cuda=FakeAccel(), npu=FakeAccel()))
         self.assertEqual((d.kind, d.torch_device), ("npu", "npu:0"))
         self.npu_importable(False)
-        d = worker.resolve_device("auto", fake_torch(cuda=FakeAccel(), npu=FakeAccel()))
+        d = wdevice.resolve_device("auto", fake_torch(cuda=FakeAccel(), npu=FakeAccel()))
         self.assertEqual((d.kind, d.torch_device), ("cuda", "cuda:0"))
-        d = worker.resolve_device("auto", fake_torch())
+        d = wdevice.resolve_device("auto", fake_torch())
         self.assertEqual((d.kind, d.synchronize), ("cpu", None))
 
     def test_npu_unavailable_falls_back_on_auto_only(self):
         self.npu_importable(True)
         t = fake_torch(npu=FakeAccel(available=False))
-        self.assertEqual(worker.resolve_device("auto", t).kind, "cpu")
-        with self.assertRaises(worker.UsageError):
-            worker.resolve_device("npu", t)
+        self.assertEqual(wdevice.resolve_device("auto", t).kind, "cpu")
+        with self.assertRaises(wcommon.UsageError):
+            wdevice.resolve_device("npu", t)
 
     def test_explicit_index(self):
         self.npu_importable(False)
         cuda = FakeAccel(n=2)
-        d = worker.resolve_device("cuda:1", fake_torch(cuda=cuda))
+        d = wdevice.resolve_device("cuda:1", fake_torch(cuda=cuda))
         self.assertEqual((d.kind, d.index, d.name), ("cuda", 1, "Fake Accelerator 1"))
         self.assertEqual(cuda.calls["set_device"], 1)
-        with self.assertRaises(worker.UsageError):
-            worker.resolve_device("cuda:2", fake_torch(cuda=FakeAccel(n=2)))
-        with self.assertRaises(worker.UsageError):
-            worker.resolve_device("cuda", fake_torch())
+        with self.assertRaises(wcommon.UsageError):
+            wdevice.resolve_device("cuda:2", fake_torch(cuda=FakeAccel(n=2)))
+        with self.assertRaises(wcommon.UsageError):
+            wdevice.resolve_device("cuda", fake_torch())
         for bad in ["tpu", "cpu:1", "cuda:x", "cuda:-1"]:
-            with self.assertRaises(worker.UsageError):
-                worker.resolve_device(bad, fake_torch())
+            with self.assertRaises(wcommon.UsageError):
+                wdevice.resolve_device(bad, fake_torch())
 
     def test_local_rank_picks_the_device(self):
         # Under torchrun each rank on a host takes its own accelerator.
         self.npu_importable(False)
         cuda = FakeAccel(n=4)
-        d = worker.resolve_device("auto", fake_torch(cuda=cuda), local_rank=2)
+        d = wdevice.resolve_device("auto", fake_torch(cuda=cuda), local_rank=2)
         self.assertEqual((d.kind, d.index, d.torch_device), ("cuda", 2, "cuda:2"))
         self.assertEqual(cuda.device_set, 2)
         self.npu_importable(True)
         npu = FakeAccel(n=8)
-        d = worker.resolve_device("npu", fake_torch(npu=npu), local_rank=5)
+        d = wdevice.resolve_device("npu", fake_torch(npu=npu), local_rank=5)
         self.assertEqual((d.kind, d.torch_device), ("npu", "npu:5"))
         # An explicit index wins over the local rank.
-        d = worker.resolve_device("npu:1", fake_torch(npu=FakeAccel(n=8)), local_rank=5)
+        d = wdevice.resolve_device("npu:1", fake_torch(npu=FakeAccel(n=8)), local_rank=5)
         self.assertEqual(d.torch_device, "npu:1")
         # More ranks than devices: a clear error, not every rank on device 0.
         self.npu_importable(False)
-        with self.assertRaises(worker.UsageError) as e:
-            worker.resolve_device("cuda", fake_torch(cuda=FakeAccel(n=1)), local_rank=3)
+        with self.assertRaises(wcommon.UsageError) as e:
+            wdevice.resolve_device("cuda", fake_torch(cuda=FakeAccel(n=1)), local_rank=3)
         self.assertIn("run at most 1 ranks per host, or use device cpu", str(e.exception))
         # cpu ignores it.
-        self.assertEqual(worker.resolve_device("auto", fake_torch(), local_rank=3).kind, "cpu")
+        self.assertEqual(wdevice.resolve_device("auto", fake_torch(), local_rank=3).kind, "cpu")
 
     def test_local_rank_from_env(self):
         env = dict(os.environ)
         try:
             os.environ.update(WORLD_SIZE="4", RANK="6", LOCAL_RANK="2")
-            self.assertEqual(worker.local_rank_from_env(), 2)
+            self.assertEqual(wloop.local_rank_from_env(), 2)
             os.environ["WORLD_SIZE"] = "1"
-            self.assertEqual(worker.local_rank_from_env(), 0)
+            self.assertEqual(wloop.local_rank_from_env(), 0)
         finally:
             os.environ.clear()
             os.environ.update(env)
 
     def run_loop(self, torch, device, policy, steps=7, warmup=2):
-        args = worker._parser().parse_args([
+        args = wcli._parser().parse_args([
             "--model", "none", "--work", "10", "--device", device, "--policy", policy,
             "--steps", str(steps), "--warmup", str(warmup), "--garbage", "pairs", "--cycles", "5"])
         r, w = os.pipe()
         try:
-            worker.run(args, worker.Stream(w), torch)
+            wloop.run(args, wrecords.Stream(w), torch)
         finally:
             os.close(w)
         with os.fdopen(r) as f:
@@ -248,7 +288,7 @@ class FakeTorchNPUOnPathTest(unittest.TestCase):
             log, records = os.path.join(d, "calls.json"), os.path.join(d, "r.jsonl")
             env = dict(os.environ, PYTHONPATH=d, FAKE_NPU_LOG=log)
             p = subprocess.run(
-                [sys.executable, worker.__file__, "--model", "none", "--work", "10",
+                program() + ["--model", "none", "--work", "10",
                  "--device", "npu", "--policy", "empty-cache-every-step",
                  "--steps", "5", "--warmup", "1", "--records", records],
                 env=env, stderr=subprocess.PIPE, universal_newlines=True)
@@ -318,7 +358,7 @@ def run_worker_with_path(test, files, argv, extra_env=None):
         records = os.path.join(d, "r.jsonl")
         env = dict(os.environ, PYTHONPATH=d)
         env.update({k: v.replace("{dir}", d) for k, v in (extra_env or {}).items()})
-        p = subprocess.run([sys.executable, worker.__file__] + argv + ["--records", records],
+        p = subprocess.run(program() + argv + ["--records", records],
                            env=env, stderr=subprocess.PIPE, universal_newlines=True)
         test.assertEqual(p.returncode, 0, p.stderr)
         with open(records) as f:
@@ -379,7 +419,7 @@ class ResnetWithoutTorchvisionTest(unittest.TestCase):
             self.skipTest("needs torch and torchvision")
         def shapes(m):
             return [tuple(p.shape) for p in m.parameters()]
-        self.assertEqual(shapes(worker._resnet18(torch.nn, 10)),
+        self.assertEqual(shapes(wmodels._resnet18(torch.nn, 10)),
                          shapes(torchvision.models.resnet18(num_classes=10)))
 
 
@@ -388,7 +428,7 @@ def run_worker(test, argv):
     records."""
     with tempfile.TemporaryDirectory() as d:
         records = os.path.join(d, "r.jsonl")
-        p = subprocess.run([sys.executable, worker.__file__] + argv + ["--records", records],
+        p = subprocess.run(program() + argv + ["--records", records],
                            env=dict(os.environ, PYTHONHASHSEED="0"),
                            stderr=subprocess.PIPE, universal_newlines=True)
         test.assertEqual(p.returncode, 0, p.stderr)
@@ -416,8 +456,8 @@ class WorkloadKnobsTest(unittest.TestCase):
     never which collections it makes."""
 
     def parse(self, *argv):
-        args = worker._parser().parse_args(list(argv))
-        worker._validate(args)
+        args = wcli._parser().parse_args(list(argv))
+        wcli._validate(args)
         return args
 
     def test_validation(self):
@@ -432,7 +472,7 @@ class WorkloadKnobsTest(unittest.TestCase):
                      ["--device-wait-ms", "nan"], ["--device-wait-ms", "inf"],
                      ["--device-wait-ms", "3600001"]):
             with self.subTest(argv):
-                with self.assertRaises(worker.UsageError) as cm:
+                with self.assertRaises(wcommon.UsageError) as cm:
                     self.parse(*argv)
                 self.assertIn(argv[0], str(cm.exception))
                 self.assertNotIn("\n", str(cm.exception))
@@ -448,7 +488,7 @@ class WorkloadKnobsTest(unittest.TestCase):
                 (["--model", "mlp", "--batch", "8"], (8, 20000))):
             with self.subTest(argv):
                 args = self.parse(*argv)
-                worker.scale_compute(args)
+                wmodels.scale_compute(args)
                 self.assertEqual((args.batch, args.work), want)
 
     def test_compute_scale_doubles_work_and_is_in_meta(self):
@@ -480,16 +520,16 @@ class WorkloadKnobsTest(unittest.TestCase):
 
     def test_no_wait_no_call(self):
         def loop(*extra):
-            args = worker._parser().parse_args(
+            args = wcli._parser().parse_args(
                 ["--model", "none", "--work", "10", "--device", "cpu", "--steps", "4", "--warmup", "1"] + list(extra))
             r, w = os.pipe()
             calls = []
-            orig = worker.time.sleep
-            worker.time.sleep = lambda s: calls.append(s)
+            orig = wloop.time.sleep
+            wloop.time.sleep = lambda s: calls.append(s)
             try:
-                worker.run(args, worker.Stream(w), None)
+                wloop.run(args, wrecords.Stream(w), None)
             finally:
-                worker.time.sleep = orig
+                wloop.time.sleep = orig
                 os.close(w)
             with os.fdopen(r) as f:
                 f.read()
@@ -519,8 +559,8 @@ class GarbageEveryTest(unittest.TestCase):
         counts = [r["count"][0] for r in recs if r["type"] == "step"]
         grew = [i for i in range(1, len(counts)) if counts[i] - counts[i - 1] >= 6]
         self.assertEqual(grew, [3, 6], counts)
-        with self.assertRaises(worker.UsageError):
-            worker._validate(worker._parser().parse_args(["--garbage-every", "0"]))
+        with self.assertRaises(wcommon.UsageError):
+            wcli._validate(wcli._parser().parse_args(["--garbage-every", "0"]))
 
 
 class EmulatedDeviceTest(unittest.TestCase):
@@ -573,9 +613,9 @@ class EmulatedDeviceTest(unittest.TestCase):
                             (["--emu-syncs", "8"], "--emu-syncs"),
                             (["--emu-jitter", "1"], "--emu-jitter"),
                             (["--device-wait-ms", "3"], "use one")):
-            args = worker._parser().parse_args(["--model", "none"] + self.EMU + extra)
-            with self.assertRaisesRegex(worker.UsageError, want):
-                worker._validate(args)
+            args = wcli._parser().parse_args(["--model", "none"] + self.EMU + extra)
+            with self.assertRaisesRegex(wcommon.UsageError, want):
+                wcli._validate(args)
 
     def test_idle_gaps_between_64_kernels_are_not_busy(self):
         """Known truth: 64 kernels of 50 us launched 100 us apart, so the
@@ -584,10 +624,10 @@ class EmulatedDeviceTest(unittest.TestCase):
         max(launch, previous end)), so the truth holds however late the
         pipes deliver them."""
         kernels, kernel_ns = 64, 50000
-        dev = worker.EmulatedDevice(kernels * kernel_ns / 1e6, kernels, kernels, 0, 0.0, 1)
+        dev = wdevice.EmulatedDevice(kernels * kernel_ns / 1e6, kernels, kernels, 0, 0.0, 1)
         try:
             self.assertEqual(dev.kernel_ns, kernel_ns)
-            t0 = worker.perf_counter_ns() + 1000000
+            t0 = wcommon.perf_counter_ns() + 1000000
             for k in range(kernels):
                 os.read(dev.credit, 1)
                 dev.launched[k] = dev.kmsg[1] = t0 + 2 * k * kernel_ns
@@ -595,16 +635,16 @@ class EmulatedDeviceTest(unittest.TestCase):
             t1 = t0 + (2 * kernels - 1) * kernel_ns
             dev.smsg[1] = t1
             os.write(dev.cmd, dev.smsg)
-            worker.emu_read_result(os.readv, dev.result, dev.whole, dev.rest)
+            wdevice.emu_read_result(os.readv, dev.result, dev.whole, dev.rest)
         finally:
             dev.close()
         spans = dev.spans
-        text = worker.device_account(spans, dev.launched, kernels, t0, t1, t1, array.array("q"), 0, worker.Recorder.FIELDS)
+        text = wdevice.device_account(spans, dev.launched, kernels, t0, t1, t1, array.array("q"), 0, wrecorder.Recorder.FIELDS)
         got = json.loads("{" + text[1:] + "}")
         self.assertEqual((got["dev_busy"], got["dev_idle"]), (kernels * kernel_ns, (kernels - 1) * kernel_ns),
                          "device-util %.3f, want 64/127 = %.3f" % (got["dev_busy"] / (t1 - t0), kernels / (2 * kernels - 1)))
         self.assertEqual(spans[0], kernels, "one busy span per kernel: every gap between them is idle")
-        self.assertEqual(list(spans[worker.EMU_ENDS:worker.EMU_ENDS + kernels]),
+        self.assertEqual(list(spans[wdevice.EMU_ENDS:wdevice.EMU_ENDS + kernels]),
                          [t0 + (2 * k + 1) * kernel_ns for k in range(kernels)])
 
     def test_a_split_result_is_read_whole(self):
@@ -612,7 +652,7 @@ class EmulatedDeviceTest(unittest.TestCase):
         pieces, cut anywhere: it is read whole, and reading it allocates
         nothing the collector tracks. readv is a fake that hands over the
         pieces 1, 4094, 4 and the rest."""
-        size = worker.EMU_RESULT_SLOTS * 8
+        size = wdevice.EMU_RESULT_SLOTS * 8
         src = bytes((7 * k + 3) % 251 for k in range(size))
         cuts = array.array("q", [0, 1, 4095, 4099, size])
         at = array.array("q", [0])
@@ -626,9 +666,9 @@ class EmulatedDeviceTest(unittest.TestCase):
                 b[k] = src[lo + k]
             return hi - lo
 
-        spans = array.array("q", [0]) * worker.EMU_RESULT_SLOTS
+        spans = array.array("q", [0]) * wdevice.EMU_RESULT_SLOTS
         whole, rest = [memoryview(spans).cast("B")], [bytearray(size)]
-        read = worker.emu_read_result
+        read = wdevice.emu_read_result
 
         def call():
             at[0] = 0
@@ -650,17 +690,17 @@ class EmulatedDeviceTest(unittest.TestCase):
         host idles the device from 60 to 90 and one more kernel runs to
         100. A collection from 30 to 50 starts with 30 queued (lead 30,
         hidden); one from 65 to 90 falls in the idle gap (exposed)."""
-        spans = array.array("q", [0]) * worker.EMU_RESULT_SLOTS
+        spans = array.array("q", [0]) * wdevice.EMU_RESULT_SLOTS
         spans[0:5] = array.array("q", [2, 10, 60, 90, 100])
-        ends = worker.EMU_ENDS
+        ends = wdevice.EMU_ENDS
         spans[ends:ends + 3] = array.array("q", [40, 60, 100])
         launched = array.array("q", [10, 20, 90])
-        W = worker.Recorder.FIELDS
+        W = wrecorder.Recorder.FIELDS
         def account(events):
             buf = array.array("q", [0]) * (W * len(events))
             for i, (start, pause) in enumerate(events):
                 buf[i * W], buf[i * W + 1] = start, pause
-            text = worker.device_account(spans, launched, 3, 0, 100, 95, buf, len(buf), W)
+            text = wdevice.device_account(spans, launched, 3, 0, 100, 95, buf, len(buf), W)
             return json.loads("{" + text[1:] + "}")
         hidden = account([(30, 20)])
         self.assertEqual(hidden, {"dev_busy": 60, "dev_idle": 40, "dev_idle_gc": 0,
@@ -711,7 +751,7 @@ def collections_started(test, call, times=200):
 
 class RecorderTest(unittest.TestCase):
     def test_callback_allocates_no_tracked_objects(self):
-        rec = worker.Recorder(16)
+        rec = wrecorder.Recorder(16)
         cb = rec.callback
         info = {"generation": 2, "collected": 10 ** 12, "uncollectable": 3, "candidates": 10 ** 6, "duration": 0.25}
 
@@ -721,14 +761,14 @@ class RecorderTest(unittest.TestCase):
 
         moved = collections_started(self, call)
         self.assertEqual(moved, 0, "calling the gc callback started %d collections: it allocates tracked objects" % moved)
-        self.assertEqual((rec.state[worker._USED], rec.state[worker._LOST]), (16 * rec.FIELDS, 200 - 16),
+        self.assertEqual((rec.state[wrecorder._USED], rec.state[wrecorder._LOST]), (16 * rec.FIELDS, 200 - 16),
                          "overflow must be counted as lost")
         events, lost = rec.take(0)
         self.assertEqual((len(json.loads(events)), lost), (16, 200 - 16))
         self.assertEqual(rec.totals, [0, 0, 16])
 
     def test_take_formats_json_and_keeps_late_events(self):
-        rec = worker.Recorder(8)
+        rec = wrecorder.Recorder(8)
         for g in (0, 1):
             rec.callback("start", {})
             rec.callback("stop", {"generation": g, "collected": 5, "uncollectable": 0, "candidates": 0, "duration": 0.0})
@@ -736,18 +776,18 @@ class RecorderTest(unittest.TestCase):
         got = json.loads(events)
         self.assertEqual([e["gen"] for e in got], [0, 1])
         self.assertTrue(all(e["in_step"] and not e["manual"] for e in got))
-        self.assertEqual((lost, rec.state[worker._USED]), (0, 0))
+        self.assertEqual((lost, rec.state[wrecorder._USED]), (0, 0))
         # An event before the step's start is marked as between steps.
         rec.callback("start", {})
         rec.callback("stop", {"generation": 0, "collected": 0, "uncollectable": 0, "candidates": 0, "duration": 0.0})
-        events, _ = rec.take(worker.perf_counter_ns() + 10 ** 9)
+        events, _ = rec.take(wcommon.perf_counter_ns() + 10 ** 9)
         self.assertFalse(json.loads(events)[0]["in_step"])
 
     def test_candidates_and_duration_where_reported(self):
         # CPython 3.15's info dict: candidates and duration (seconds) on
         # each event; older interpreters: neither, and nothing looked up.
         for extended in (False, True):
-            rec = worker.Recorder(4, extended=extended)
+            rec = wrecorder.Recorder(4, extended=extended)
             rec.callback("start", {})
             rec.callback("stop", {"generation": 1, "collected": 2, "uncollectable": 0,
                                   "candidates": 321, "duration": 0.0015})
@@ -758,7 +798,7 @@ class RecorderTest(unittest.TestCase):
                 self.assertNotIn("candidates", got)
             self.assertEqual(_lookups(rec.callback), (set(), set()))
         if sys.version_info >= (3, 15):
-            rec = worker.Recorder(64)
+            rec = wrecorder.Recorder(64)
             rec.install()
             try:
                 gc.collect(0)
@@ -768,19 +808,19 @@ class RecorderTest(unittest.TestCase):
             self.assertTrue(got and all(e["candidates"] >= 0 and e["duration_ns"] >= 0 for e in got), got)
 
     def test_state_slots_are_named(self):
-        slots = (worker._USED, worker._LOST, worker._START, worker._IN_SCHEDULED)
-        self.assertEqual(sorted(slots), list(range(worker._STATE_SLOTS)))
-        rec = worker.Recorder(4)
-        self.assertEqual(len(rec.state), worker._STATE_SLOTS)
+        slots = (wrecorder._USED, wrecorder._LOST, wrecorder._START, wrecorder._IN_SCHEDULED)
+        self.assertEqual(sorted(slots), list(range(wrecorder._STATE_SLOTS)))
+        rec = wrecorder.Recorder(4)
+        self.assertEqual(len(rec.state), wrecorder._STATE_SLOTS)
         rec.callback("start", {})
-        start = rec.state[worker._START]
+        start = rec.state[wrecorder._START]
         self.assertGreater(start, 0, "the start of a collection goes into _START")
-        rec.state[worker._IN_SCHEDULED] = 1
+        rec.state[wrecorder._IN_SCHEDULED] = 1
         rec.callback("stop", {"generation": 2, "collected": 1, "uncollectable": 0, "candidates": 0, "duration": 0.0})
-        rec.state[worker._IN_SCHEDULED] = 0
+        rec.state[wrecorder._IN_SCHEDULED] = 0
         rec.callback("start", {})
         rec.callback("stop", {"generation": 0, "collected": 0, "uncollectable": 0, "candidates": 0, "duration": 0.0})
-        self.assertEqual(rec.state[worker._USED], 2 * rec.FIELDS)
+        self.assertEqual(rec.state[wrecorder._USED], 2 * rec.FIELDS)
         self.assertEqual(rec.buf[0], start)
         events, _ = rec.take(0)
         self.assertEqual([e["manual"] for e in json.loads(events)], [True, False],
@@ -821,7 +861,7 @@ class HotLoopTest(unittest.TestCase):
     one has to be a decision, not an accident of a refactor."""
 
     def test_loop_body_looks_up_only_what_it_must(self):
-        glob, attr = _lookups(worker.hot_loop, "for i in range(total):", "wall = perf_counter_ns() - wall0")
+        glob, attr = _lookups(wloop.hot_loop, "for i in range(total):", "wall = perf_counter_ns() - wall0")
         # write_timeline: only with --emu-timeline, after the step's end
         # time, in runs made for a figure and never measured.
         self.assertEqual(glob, {"perf_counter_ns", "gc", "int", "round", "write_timeline"},
@@ -833,19 +873,19 @@ class HotLoopTest(unittest.TestCase):
                          "attributes looked up per step: bind new ones to locals before the loop")
 
     def test_callback_looks_up_nothing(self):
-        glob, attr = _lookups(worker.Recorder(1).callback)
+        glob, attr = _lookups(wrecorder.Recorder(1).callback)
         self.assertEqual((glob, attr), (set(), set()),
                          "the gc callback must use locals only (state slots are bound as default arguments)")
 
     def test_no_recorder_manual_policy(self):
         # --no-recorder: the policy's in-scheduled flag goes into a state
         # array of its own; the loop still collects on schedule.
-        args = worker._parser().parse_args([
+        args = wcli._parser().parse_args([
             "--model", "none", "--work", "10", "--device", "cpu", "--policy", "manual:3",
             "--steps", "7", "--warmup", "2", "--garbage", "pairs", "--cycles", "5", "--no-recorder"])
         r, w = os.pipe()
         try:
-            worker.run(args, worker.Stream(w), None)
+            wloop.run(args, wrecords.Stream(w), None)
         finally:
             os.close(w)
             gc.enable()  # manual disabled automatic collection in this process

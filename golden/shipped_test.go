@@ -9,7 +9,7 @@ import (
 )
 
 // TestShippedBaselinesMatchShippedWorker: every committed baseline was made
-// by the worker that ships, on a host neither disturbed nor busy. A change to bench/worker.py without remade
+// by the worker that ships, on a host neither disturbed nor busy. A change to the worker (bench/gcjitter_worker) without remade
 // baselines cannot land: against a baseline of another worker every
 // schedule change reads as "environment changed" and gates nothing.
 // (That their schedules match what this worker produces at their size is

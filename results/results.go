@@ -7,7 +7,7 @@
 //	DIR/runs/CASE/VARIANT/run-NN.stderr   each worker's own stderr
 //	DIR/runs/CASE/VARIANT/run-NN.rankK.jsonl, .rankK.stderr   the same per rank
 //	DIR/runs/CASE/VARIANT/run-NN.global.jsonl   a multi-rank run's global step series
-//	DIR/worker/gcjitter-worker-HASH.py    the exact worker that ran
+//	DIR/worker/gcjitter-worker-HASH.pyz   the exact worker that ran
 //
 // The manifest is rewritten atomically after every run, so a results
 // directory is readable at any moment, even after gcjitter itself died.

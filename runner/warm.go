@@ -17,7 +17,7 @@ import (
 )
 
 // Warm starts runs as children forked from a warm server: a worker process
-// that imported torch once (bench/worker.py's serve_warm; docs/worker.md,
+// that imported torch once (the worker's serve_warm, bench/gcjitter_worker/warm.py; docs/worker.md,
 // "Warm starts"). A server serves the runs of one interpreter, script and
 // environment but for PYTHONHASHSEED: the hash secret is fixed when an
 // interpreter starts, so every run it serves has the hash seed of the

@@ -46,7 +46,7 @@ func TestQuickSuiteChecks(t *testing.T) {
 		}
 	}
 	if n := strings.Count(stdout.String(), "GC schedule: unchanged in all"); n != len(quick) {
-		t.Errorf("%d of %d cases have an unchanged GC schedule (after changing bench/worker.py or a quick case, remake the baselines on a quiet host: scripts/remake-golden.sh):\n%s", n, len(quick), stdout.String())
+		t.Errorf("%d of %d cases have an unchanged GC schedule (after changing the worker, bench/gcjitter_worker, or a quick case, remake the baselines on a quiet host: scripts/remake-golden.sh):\n%s", n, len(quick), stdout.String())
 	}
 	if n := strings.Count(stdout.String(), ": ok"); n < 15 {
 		t.Errorf("only %d expectations passed:\n%s", n, stdout.String())
