@@ -140,10 +140,11 @@ EMU_RESULT_SLOTS = EMU_ENDS + EMU_MAX_KERNELS
 
 # The device process runs serve_device from this package, wherever it is:
 # _ROOT is the directory or the zipapp that holds it, put on sys.path by
-# the -c program (-I ignores PYTHONPATH).
+# the -c program (-I ignores PYTHONPATH). --serve-device after it names
+# the process (tests find orphans by it) and is skipped.
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _SERVE_DEVICE = ("import sys; sys.path.insert(0, sys.argv[1]); "
-                 "from gcjitter_worker.device import serve_device; sys.exit(serve_device(sys.argv[2:]))")
+                 "from gcjitter_worker.device import serve_device; sys.exit(serve_device(sys.argv[3:]))")
 
 
 class EmulatedDevice(object):
@@ -169,7 +170,7 @@ class EmulatedDevice(object):
         os.write(credit_w, b"c" * depth)
         child = (cmd_r, credit_w, ack_w, result_w)
         self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-c", _SERVE_DEVICE, _ROOT,
+            [sys.executable, "-I", "-S", "-c", _SERVE_DEVICE, _ROOT, "--serve-device",
              ",".join(str(fd) for fd in child), str(self.kernel_ns), repr(jitter), str(seed)],
             pass_fds=child, stdin=subprocess.DEVNULL, close_fds=True)
         for fd in child:

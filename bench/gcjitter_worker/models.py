@@ -1,12 +1,7 @@
 """Models: each build_* returns step(), one optimizer step on a fixed
-synthetic batch."""
+synthetic batch that returns the tensors the step produced."""
 
 from .common import UsageError
-
-# --------------------------------------------------------------------------
-# Models: each build_* returns step(), one optimizer step on a fixed
-# synthetic batch that returns the tensors the step produced.
-
 
 MAX_DEVICE_WAIT_MS = 3600000.0  # an hour per step: anything longer is a typo
 

@@ -3,10 +3,6 @@ default) and what each sets up before the loop and does at a step's end."""
 
 from .common import UsageError
 
-# --------------------------------------------------------------------------
-# GC policies
-
-
 class Policy(object):
     """A parsed GC policy: what to set up before the loop and what to do at
     each step boundary. Parsing is strict so a typo never silently measures

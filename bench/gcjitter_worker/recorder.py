@@ -7,9 +7,6 @@ import sys
 
 from .common import perf_counter_ns
 
-# --------------------------------------------------------------------------
-# The recorder: gc.callbacks writing into preallocated arrays.
-
 # The recorder's state: the slots of one array("q") that the gc callback,
 # the hot loop and Recorder.take share. An array of integers rather than
 # attributes, so the callback only stores integers and allocates nothing.
