@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/gcjitter/gcjitter/bench"
 )
 
 // The tail as a labelled mixture (docs/compare.md, "The tail from the
@@ -212,4 +214,20 @@ func CompareMixture(old, new *MixtureSide, p float64, bOnly bool, alpha, drift f
 	h := tCritical(alpha, c.DF) * c.SE
 	c.Lo, c.Hi = math.Expm1(est-h), math.Expm1(est+h)
 	return c
+}
+
+// Labelled splits one run's measured steps by the mechanism: G where a
+// full collection ran inside the step (a global step's events are every
+// rank's), B elsewhere; the step times in nanoseconds.
+func Labelled(s *bench.Stream) LabelledRun {
+	var lr LabelledRun
+	for _, st := range s.Measured() {
+		full := slices.ContainsFunc(st.GC, func(e bench.GCEvent) bool { return e.InStep && e.Gen == 2 })
+		if full {
+			lr.G = append(lr.G, float64(st.DurationNS))
+		} else {
+			lr.B = append(lr.B, float64(st.DurationNS))
+		}
+	}
+	return lr
 }

@@ -137,3 +137,32 @@ func TestMultiRankMemory(t *testing.T) {
 		t.Errorf("one rank: %+v, Summarize: %+v", one.RSS, own.RSS)
 	}
 }
+
+// docs/compare.md's multi-rank example: a global step is G when any rank
+// held a full collection in it. Two ranks of 200 steps of 10 ms; rank 0
+// collects (40 ms) on steps 10, 50, ..., rank 1 on 30, 70, ...; a stall
+// makes steps 25, 75, 125 and 175 last 25 ms on both. The 10 G steps (either
+// rank's) make p99 (50 ms); the 190 others keep the stalls as their tail
+// (p99-no-gen2 25 ms). Labelled by rank 0 alone, rank 1's five collections
+// would count as B steps and read 50 ms there.
+func TestMultiRankP99NoGen2AnyRank(t *testing.T) {
+	rs := ranks(2, func(r int) []int {
+		var at []int
+		for k := 10 + 20*r; k < 200; k += 40 {
+			at = append(at, k)
+		}
+		return at
+	}, false)
+	for _, s := range rs {
+		for _, k := range []int{25, 75, 125, 175} {
+			s.Steps[k].DurationNS = 25e6
+		}
+	}
+	sum, _ := MultiRank(rs, DefaultSpikeRule)
+	if sum.Gen2Steps != 10 || sum.P99 != 50e6 || sum.P99NoGen2 != 25e6 {
+		t.Errorf("G steps %d, p99 %v, p99-no-gen2 %v; want 10, 50 ms, 25 ms (a G step on either rank's collection)", sum.Gen2Steps, sum.P99, sum.P99NoGen2)
+	}
+	if own := Summarize(rs[0], DefaultSpikeRule); own.P99NoGen2 != 50e6 {
+		t.Errorf("rank 0's own p99-no-gen2 %v, want 50 ms (rank 1's collections are B steps to it)", own.P99NoGen2)
+	}
+}
