@@ -140,6 +140,39 @@ func (s Spec) Same(o Spec) bool {
 	return s.Python == o.Python && maps.Equal(s.Env, o.Env)
 }
 
+// ABPolicy is how a judged A/B counts what its host left undecided, as a
+// gate's Policy does.
+type ABPolicy struct {
+	// AllowBusy judges timings from runs the host disturbed (-allow-busy).
+	AllowBusy bool
+	// UnknownFails makes an unknown verdict fail instead of passing with a
+	// warning (-unknown fail).
+	UnknownFails bool
+}
+
+// ABOutcome is a judged A/B.
+type ABOutcome struct {
+	Comparison *results.Comparison
+	// HostBusy says what disturbed the host when it left the timings
+	// undecided (UndecideBusy).
+	HostBusy string
+	Unknowns int
+	// Failed: B regressed, or a verdict is unknown under UnknownFails.
+	Failed bool
+}
+
+// Warnings are what the user should read even when the A/B passes.
+func (o *ABOutcome) Warnings(pol ABPolicy) []string {
+	var out []string
+	if o.Unknowns > 0 && !pol.UnknownFails {
+		out = append(out, unknownWarning(o.Unknowns))
+	}
+	if o.HostBusy != "" {
+		out = append(out, busyWarning(o.HostBusy))
+	}
+	return out
+}
+
 // JudgeAB compares B with A in the runs of an A/B session (d, its results
 // loaded; m, its manifest with the census runs). Two different specs are an
 // environment change (an upgrade, a patch, other thresholds): the
@@ -147,7 +180,10 @@ func (s Spec) Same(o Spec) bool {
 // (results.CompareOptions.CountsByCost, stats.CensusCost) and otherwise
 // explain the costs beside them. Identical specs (A/A) keep zero
 // tolerance: the same environment must give the same schedule and heap.
-func JudgeAB(d *results.Data, m *results.Manifest, specs [2]Spec, cs []*cases.Case) *results.Comparison {
+// Both sides run interleaved, but a neighbour's load lands on some runs
+// of each, not alike: runs the host disturbed judge no timing
+// (UndecideBusy), as in a gate.
+func JudgeAB(d *results.Data, m *results.Manifest, specs [2]Spec, cs []*cases.Case, pol ABPolicy) *ABOutcome {
 	sides := SplitAB(d, specs)
 	aa := specs[0].Same(specs[1])
 	byCost := func(bench string) bool {
@@ -163,7 +199,14 @@ func JudgeAB(d *results.Data, m *results.Manifest, specs [2]Spec, cs []*cases.Ca
 		cmp.Notes = append(cmp.Notes, fmt.Sprintf("the sides name different environments: a collection count or heap census that changed is the change's mechanism, reported as what it explains, and fails only where it costs the step over %s (its extra collections x their measured pause; its extra objects x the measured time per object walked)",
 			strings.TrimPrefix(stats.Pct(stats.CostFloor), "+")))
 	}
-	return cmp
+	o := &ABOutcome{Comparison: cmp, HostBusy: UndecideBusy(cmp, m, pol.AllowBusy)}
+	for _, r := range cmp.Rows {
+		if r.Verdict == stats.Unknown {
+			o.Unknowns++
+		}
+	}
+	o.Failed = cmp.Regressed() || (o.Unknowns > 0 && pol.UnknownFails)
+	return o
 }
 
 // CensusMetric is the name of the heap census's row in an A/B comparison:

@@ -201,12 +201,6 @@ func Primary(cs []*cases.Case) map[string][]string {
 	return out
 }
 
-// BusyReruns is how many times a gate makes its runs again when the host
-// was disturbed while it made them (results.Disturbance): a brief
-// disturbance then costs one more session, not a verdict; a host that
-// stays busy leaves the timing layer undecided.
-const BusyReruns = 1
-
 // Policy is how a judged gate fails.
 type Policy struct {
 	// Timing: "gate" (a timing regression fails) or "report" (shown, never
@@ -305,10 +299,7 @@ func (p *Plan) Judge(m *results.Manifest, dir string, pol Policy) (*Outcome, err
 	// Runs the host disturbed judge no timing: never regressed (a false
 	// alarm teaches people to ignore the gate), never same either; reported
 	// timings are worded so too.
-	if why := results.Disturbance(m, p.caseNames()...); why != "" && !p.AllowBusy {
-		o.HostBusy = why
-		o.Comparison.HostBusy(why)
-	}
+	o.HostBusy = UndecideBusy(o.Comparison, m, p.AllowBusy, p.caseNames()...)
 	o.settle()
 	return o, nil
 }
@@ -420,7 +411,7 @@ func (o *Outcome) fail(why string) {
 func (o *Outcome) Warnings() []string {
 	var out []string
 	if o.Unknowns > 0 && !o.Policy.UnknownFails {
-		out = append(out, fmt.Sprintf("%d metrics are unknown (counted as pass; -unknown=fail to fail on them)", o.Unknowns))
+		out = append(out, unknownWarning(o.Unknowns))
 	}
 	if len(o.speedUndecided) > 0 {
 		out = append(out, fmt.Sprintf("undecided at another speed: %s read worse than the baseline's; a slower collector moves them, and so does a throttled or shared host, which slows a collection more than a step; gate at the baselines' speed (or against baselines made on this host) to decide",
@@ -430,7 +421,7 @@ func (o *Outcome) Warnings() []string {
 	// in its timings may be the host's.
 	limit := results.BusyLimit(o.Manifest.Host.CPUs)
 	if o.HostBusy != "" {
-		out = append(out, fmt.Sprintf("timing undecided: host busy: %s; the timing verdicts are unknown, not regressed (-unknown fail fails on them); the GC schedule, the census and memory were judged; rerun on a quiet host (gcjitter system shows what loads this one) to judge timings", o.HostBusy))
+		out = append(out, busyWarning(o.HostBusy))
 	} else if busy, most := results.BusyOf(o.Manifest.Runs, o.Manifest.Host.CPUs); busy > 0 {
 		out = append(out, fmt.Sprintf("the host was busy during %d of %d runs: other processes kept up to %.2f CPUs busy (over %.2f of %d), so their timings are partly the host's", busy, len(o.Manifest.Runs), most, limit, o.Manifest.Host.CPUs))
 	}

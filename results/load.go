@@ -40,6 +40,10 @@ type Data struct {
 	// Env is the environment per bench (results directories only).
 	Env      map[string]Env
 	Warnings []string
+	// Session is the session the runs came from when they are not a
+	// results directory's (baselines: golden.SessionData); CompareSessions
+	// reads it as a directory's manifest.
+	Session *Manifest
 }
 
 // InputError is a bad input file; its message names the file (and line).

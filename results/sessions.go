@@ -9,9 +9,13 @@ import (
 	"github.com/gcjitter/gcjitter/stats"
 )
 
-// manifestOf is the manifest of a side that is a results directory; nil
-// for benchfmt files (which carry no session, host or speed facts).
+// manifestOf is the manifest of a side that is a results directory, or
+// the session of baselines (Data.Session); nil for benchfmt files (which
+// carry no session, host or speed facts).
 func manifestOf(d *Data) *Manifest {
+	if d.Session != nil {
+		return d.Session
+	}
 	if st, err := os.Stat(filepath.Join(d.Path, ManifestFile)); err != nil || st.IsDir() {
 		return nil
 	}

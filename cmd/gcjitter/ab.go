@@ -20,6 +20,7 @@ func cmdAB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	a := fs.String("a", "", "environment A (the baseline): python=PATH,env.NAME=VALUE,...")
 	b := fs.String("b", "", "environment B (the candidate), same form")
 	f.censusFlag(fs)
+	unknown, allowBusy := busyFlags(fs)
 	lim := adaptiveFlags(fs)
 	from := fs.String("from", "", "judge the A/B runs kept in this results directory (an interrupted ab's, say) instead of running; writes the reports there")
 	format := report.MeasuringFormatFlag(fs)
@@ -29,6 +30,10 @@ func cmdAB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 Runs each case in two environments, interleaved on this host, and compares B
 against A. SPEC: python=PATH,env.NAME=VALUE,... (e.g. the interpreters of two
 virtualenvs, before and after a torch upgrade). Exit 1 when B regresses.
+Runs the host disturbed (other load, a moving speed) are made once more;
+still disturbed, every timing verdict is unknown ("undecided: host busy",
+exit 0 with a warning; 1 under -unknown fail): the GC schedule, the heap
+census and memory still decide.
 
 `)
 		fs.PrintDefaults()
@@ -36,6 +41,10 @@ virtualenvs, before and after a torch upgrade). Exit 1 when B regresses.
 	if done, err := cli.ParseFlags(fs, args); done {
 		return err
 	}
+	if err := checkUnknown(*unknown); err != nil {
+		return err
+	}
+	pol := gate.ABPolicy{AllowBusy: *allowBusy, UnknownFails: *unknown == "fail"}
 	var (
 		specs       [2]gate.Spec
 		m           *results.Manifest
@@ -70,8 +79,13 @@ virtualenvs, before and after a torch upgrade). Exit 1 when B regresses.
 		if m, outDir, runErr = f.launch(stderr).Run(ctx, cs); m == nil {
 			return launchError(runErr)
 		}
+		// A brief disturbance costs one more session, as in a gate.
+		if runErr == nil && !pol.AllowBusy {
+			m, outDir = f.undisturbed(ctx, cs, m, outDir, "gcjitter ab", stderr)
+		}
 	}
 	cache := &results.Cache{KeepSteps: true} // the judgements and the charts read each stream once
+	var o *gate.ABOutcome
 	judge := func() (*results.Comparison, error) {
 		d, err := cache.Load(outDir, stats.SpikeRule{})
 		if err != nil {
@@ -80,7 +94,8 @@ virtualenvs, before and after a torch upgrade). Exit 1 when B regresses.
 		// The census runs are in the manifest on disk (adaptive rounds add
 		// runs to it); without one the census and gc-cost are left out.
 		km, _ := results.ReadManifest(outDir)
-		return gate.JudgeAB(d, km, specs, cs), nil
+		o = gate.JudgeAB(d, km, specs, cs, pol)
+		return o.Comparison, nil
 	}
 	var cmp *results.Comparison
 	if lim.On() && runErr == nil && *from == "" {
@@ -92,6 +107,9 @@ virtualenvs, before and after a torch upgrade). Exit 1 when B regresses.
 	}
 	out := report.HumanOut(*format, stdout, stderr)
 	report.TextColor(out, cmp, report.ColorFor(out))
+	for _, w := range o.Warnings(pol) {
+		fmt.Fprintf(stderr, "gcjitter ab: warning: %s\n", w)
+	}
 	doc := &report.Doc{Kind: "ab", Title: "gcjitter ab: B against A", Generated: time.Now(), Comparison: cmp, Manifest: m}
 	if steps, err := cache.LoadSteps(outDir); err == nil {
 		doc.Steps = gate.ABSteps(steps)
@@ -106,7 +124,7 @@ virtualenvs, before and after a torch upgrade). Exit 1 when B regresses.
 	switch {
 	case runErr != nil:
 		return launchError(runErr)
-	case cmp.Regressed():
+	case o.Failed:
 		return cli.Silent(cli.Regression)
 	}
 	return recordErr

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gcjitter/gcjitter/cases"
+	"github.com/gcjitter/gcjitter/golden"
 	"github.com/gcjitter/gcjitter/internal/cli"
 	"github.com/gcjitter/gcjitter/report"
 	"github.com/gcjitter/gcjitter/results"
@@ -63,7 +64,7 @@ Exit status: 0 no regression, 1 a metric regressed, 2 bad input.
 	// Each stream is read at most once: summaries where they are current,
 	// and the HTML charts' steps kept from the runs summarised now.
 	cache := &results.Cache{KeepSteps: *format == "html"}
-	sides, err := cache.LoadPair(fs.Args(), rule)
+	sides, err := loadSides(cache, fs.Args(), rule)
 	if err != nil {
 		return err
 	}
@@ -92,6 +93,27 @@ Exit status: 0 no regression, 1 a metric regressed, 2 bad input.
 		return cli.Silent(cli.Regression)
 	}
 	return nil
+}
+
+// loadSides loads compare's two inputs: results directories and benchfmt
+// files through the cache, baselines (a golden file or a host class's
+// directory, golden.IsBaselines) as the sessions they were made in.
+func loadSides(cache *results.Cache, paths []string, rule stats.SpikeRule) ([2]*results.Data, error) {
+	if !golden.IsBaselines(paths[0]) && !golden.IsBaselines(paths[1]) {
+		return cache.LoadPair(paths, rule)
+	}
+	var sides [2]*results.Data
+	for i, p := range paths {
+		var err error
+		if golden.IsBaselines(p) {
+			if sides[i], err = golden.SessionData(p); err != nil {
+				return sides, cli.Usagef("%v", err)
+			}
+		} else if sides[i], err = cache.Load(p, rule); err != nil {
+			return sides, err
+		}
+	}
+	return sides, nil
 }
 
 // compareVariants is compare -ref: one results directory's policies, each

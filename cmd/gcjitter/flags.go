@@ -116,6 +116,33 @@ func (f *commonFlags) grow(ctx context.Context, lim *gate.Limits, m *results.Man
 	return cmp, err
 }
 
+// busyFlags are -unknown and -allow-busy, for the commands that judge
+// timings from runs they make (gate, ab); -unknown is pass or fail.
+func busyFlags(fs *flag.FlagSet) (unknown *string, allowBusy *bool) {
+	unknown = fs.String("unknown", "pass", "how an unknown verdict counts: pass (with a warning) or fail")
+	allowBusy = fs.Bool("allow-busy", false, fmt.Sprintf("judge timings from runs the host disturbed (other processes keeping over %.0f%% of its CPUs, at least %.1f, busy, or its speed moving over %.0f%% within the session); by default such runs are rerun once, and if the host stays busy every timing verdict is unknown (undecided: host busy)", 100*results.BusyShare, results.BusyMinCPUs, 100*results.SpeedMovedLimit))
+	return unknown, allowBusy
+}
+
+// checkUnknown checks -unknown (busyFlags).
+func checkUnknown(unknown string) error {
+	if unknown != "pass" && unknown != "fail" {
+		return cli.Usagef("-unknown must be pass or fail, got %q", unknown)
+	}
+	return nil
+}
+
+// undisturbed makes the runs of session m (in dir) again while the host
+// disturbed them (gate.Undisturbed), each rerun with f's flags into its
+// own directory; it returns the session to judge.
+func (f *commonFlags) undisturbed(ctx context.Context, cs []*cases.Case, m *results.Manifest, dir, who string, stderr io.Writer) (*results.Manifest, string) {
+	return gate.Undisturbed(m, dir, func(next string) (*results.Manifest, string, error) {
+		again := *f
+		again.out = next
+		return again.launch(stderr).Run(ctx, cs)
+	}, func(s string) { fmt.Fprintf(stderr, "%s: %s\n", who, s) })
+}
+
 // spikeFactorFlag is -spike-factor, the spike rule's override for the
 // commands that summarise runs; the returned function checks it (> 1) and
 // gives the rule (zero: the case's rule, else the noise rule).

@@ -23,14 +23,13 @@ func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs, f := measuringFlags("gcjitter gate", stderr)
 	f.censusFlag(fs)
 	dir := fs.String("golden", "golden", "baselines directory (holds <host-class>/<case>.json)")
-	unknown := fs.String("unknown", "pass", "how an unknown verdict counts: pass (with a warning) or fail")
+	unknown, allowBusy := busyFlags(fs)
 	timing := fs.String("timing", gate.TimingAuto, "timing layer: gate (a regression fails), report (shown, never fails: for noisy shared hosts) or auto (gate against baselines of this host's CPU model, report against another's)")
 	check := fs.Bool("check", false, "also evaluate the cases' expect: assertions")
 	from := fs.String("from", "", "judge the runs kept in this results directory (an interrupted gate's, say) instead of running")
 	baseline := fs.String("baseline", "golden", "what to judge against: golden (the files in -golden) or history:N (the last N nights of this host class in -history, with the night-to-night drift they measured)")
 	lim := adaptiveFlags(fs)
 	detect := detectFlag(fs, "refuse to run (exit 2) unless the runs can detect this change `F` (e.g. 20%) of p50 and p99 with 95% power against the baselines, naming the runs that can (default: a doubling); every report states what its size detected")
-	allowBusy := fs.Bool("allow-busy", false, fmt.Sprintf("judge timings from runs the host disturbed (other processes keeping over %.0f%% of its CPUs, at least %.1f, busy, or its speed moving over %.0f%% within the session); by default such runs are rerun once, and if the host stays busy every timing verdict is unknown (undecided: host busy)", 100*results.BusyShare, results.BusyMinCPUs, 100*results.SpeedMovedLimit))
 	var drift *float64
 	fs.Func("drift", fmt.Sprintf("session drift `F` of the timing metrics, e.g. 2%% (default: each case's gate.drift, else the catalogue's per metric, its largest bound measured on shared VMs: p50 %.1f%%, p99 %.1f%%, pauses %.1f%%, gc-cost %.1f%%; 0: as if the baseline were made in this session)", 100*stats.P50Drift, 100*stats.P99Drift, 100*stats.PauseDrift, 100*stats.GCCostDrift), func(s string) error {
 		v, err := cases.ParseFraction(s)
@@ -52,9 +51,10 @@ unchanged environment), 2 bad input or missing baseline, 3 infrastructure.
 	if done, err := cli.ParseFlags(fs, args); done {
 		return err
 	}
+	if err := checkUnknown(*unknown); err != nil {
+		return err
+	}
 	switch {
-	case *unknown != "pass" && *unknown != "fail":
-		return cli.Usagef("-unknown must be pass or fail, got %q", *unknown)
 	case *timing != gate.TimingGate && *timing != gate.TimingReport && *timing != gate.TimingAuto:
 		return cli.Usagef("-timing must be gate, report or auto, got %q", *timing)
 	}
@@ -196,20 +196,8 @@ func gateRuns(ctx context.Context, f *commonFlags, fs *flag.FlagSet, dir, from s
 	// session is judged; still disturbed, the timing layer is undecided
 	// (gate.Plan.Judge). Only where timings gate: reported ones decide
 	// nothing.
-	for i := 0; i < gate.BusyReruns && runErr == nil && !allowBusy && *timing != gate.TimingReport; i++ {
-		why := results.Disturbance(m)
-		if why == "" {
-			break
-		}
-		again := *f
-		again.out = fmt.Sprintf("%s-rerun%d", outDir, i+1)
-		fmt.Fprintf(stderr, "gcjitter gate: the host was disturbed during the runs in %s: %s; running them once more into %s (at most %d reruns)\n", outDir, why, again.out, gate.BusyReruns)
-		m2, dir2, err := again.launch(stderr).Run(ctx, cs)
-		if m2 == nil || err != nil {
-			fmt.Fprintf(stderr, "gcjitter gate: warning: the rerun did not complete (%v): judging the first runs\n", err)
-			break
-		}
-		m, outDir = m2, dir2
+	if runErr == nil && !allowBusy && *timing != gate.TimingReport {
+		m, outDir = f.undisturbed(ctx, cs, m, outDir, "gcjitter gate", stderr)
 	}
 	return plan, m, outDir, runErr
 }
