@@ -23,7 +23,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	python := fs.String("python", "", "interpreter (default: $GCJITTER_PYTHON, python3 on PATH, /usr/bin/python3; the first that imports torch)")
 	out := fs.String("o", "gcjitter-records.jsonl", "record stream output file")
 	hashSeed := fs.String("hash-seed", "0", "PYTHONHASHSEED for the worker")
-	printScript := fs.Bool("script", false, "print the embedded worker program and exit")
+	printScript := fs.Bool("script", false, "print the embedded worker program (one zipapp: python FILE runs it) and exit")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "usage: gcjitter worker [flags]\n\nRuns one worker process, writes its record stream to -o and prints a summary.\n\n")
 		fs.PrintDefaults()
