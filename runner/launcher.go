@@ -109,7 +109,7 @@ func (g *Launched) Run(ctx context.Context) ([]*Result, error) {
 		stopped = context.Cause(runCtx)
 	}
 	out := make([]*Result, len(streams))
-	first, firstAt := -1, time.Time{}
+	stoppedAt := make([]time.Time, len(streams))
 	for k, s := range streams {
 		out[k] = &Result{Stream: s, StderrTail: tail.String(), Stopped: stopped}
 		// A rank's own exit status is the launcher's secret; its stream
@@ -118,15 +118,11 @@ func (g *Launched) Run(ctx context.Context) ([]*Result, error) {
 		if allComplete(streams) {
 			out[k].ExitCode, out[k].Signal = code, signal
 		}
-		// Blame the failed rank whose stream stopped first: the one the
-		// others' broken collectives followed, whatever its number.
-		if out[k].Failed() {
-			if st, err := os.Stat(g.RecordsPaths[k]); err == nil && (first < 0 || st.ModTime().Before(firstAt)) {
-				first, firstAt = k, st.ModTime()
-			}
+		if st, err := os.Stat(g.RecordsPaths[k]); err == nil {
+			stoppedAt[k] = st.ModTime()
 		}
 	}
-	if first >= 0 && stopped == nil {
+	if first := firstStopped(out, stoppedAt); first >= 0 && stopped == nil {
 		out[first].StoppedGroup = true
 	}
 	if code != 0 && noRecords(streams) {
@@ -140,6 +136,29 @@ func (g *Launched) Run(ctx context.Context) ([]*Result, error) {
 		}
 	}
 	return out, nil
+}
+
+// firstStopped is the failed rank to blame: the one whose stream stopped
+// first, which the others' broken collectives followed, whatever its number.
+// A file's mtime has the kernel's coarse clock (a few ms), and a rank killed
+// after a step stops in the same tick as a peer whose all-reduce then failed:
+// in a tie, a stream that ends with the worker's error record was alive to
+// report after the last step, so one that ends silently stopped first. -1
+// when no rank failed or no stream file exists.
+func firstStopped(out []*Result, stoppedAt []time.Time) int {
+	first := -1
+	for k, r := range out {
+		if !r.Failed() || stoppedAt[k].IsZero() {
+			continue
+		}
+		switch {
+		case first < 0, stoppedAt[k].Before(stoppedAt[first]):
+			first = k
+		case stoppedAt[k].Equal(stoppedAt[first]) && out[first].Stream.Error != nil && r.Stream.Error == nil:
+			first = k
+		}
+	}
+	return first
 }
 
 // launcherName is the launcher's command without the flags gcjitter added.
