@@ -251,6 +251,11 @@ func abCensus(cmp *results.Comparison, m *results.Manifest, byCost func(bench st
 		for i, row := range cmp.Rows {
 			if row.Bench == bench {
 				last = i
+				if p.Cost != nil && row.Metric == fmt.Sprintf("gen%d-collections", g) {
+					// Fewer full collections that each walk more are one
+					// change: judged on their sum.
+					stats.DecideTogether(row, r)
+				}
 			}
 		}
 		cmp.Rows = slices.Insert(cmp.Rows, last+1, r)
