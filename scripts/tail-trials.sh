@@ -13,8 +13,10 @@
 # Appends one line a trial to OUT/trials.tsv: the kind, the trial, ab's exit,
 # the seconds the trial held the lock, p99's and p99-no-gen2's verdict and
 # change, and every regressed metric. GCJITTER (bin/gcjitter), GCJITTER_LOCK
-# (/tmp/gcjitter-heavy.lock), PYTHON (/usr/bin/python3), FIRST (1: the first
-# trial's number, to go on after a cut; trial T runs ab -seed T).
+# (/tmp/gcjitter-heavy.lock; none: the caller holds it, e.g. one flock around
+# a round: `flock L env GCJITTER_LOCK=none FIRST=T tail-trials.sh T OUT`),
+# PYTHON (/usr/bin/python3), FIRST (1: the first trial's number, to go on
+# after a cut; trial T runs ab -seed T).
 set -eu
 n=${1:?usage: tail-trials.sh N OUT [KINDS]}
 out=${2:?usage: tail-trials.sh N OUT [KINDS]}
@@ -43,7 +45,9 @@ for t in $(seq "${FIRST:-1}" "$n"); do
 		rm -rf "$d"
 		mkdir -p "$d"
 		# shellcheck disable=SC2016
-		flock "$lock" sh -c 's=$(date +%s.%N); "$1" ab -a python="$2" -b python="$3" -runs 5 -steps 200 -seed "$4" -census=false -filter "$5" -o "$6/res" ascend-gpt-periodic-gc >"$6/ab.out" 2>&1; echo $? >"$6/rc"; e=$(date +%s.%N); echo "$e - $s" | bc >"$6/seconds"' \
+		locked="flock $lock"
+		[ "$lock" = none ] && locked=
+		$locked sh -c 's=$(date +%s.%N); "$1" ab -a python="$2" -b python="$3" -runs 5 -steps 200 -seed "$4" -census=false -filter "$5" -o "$6/res" ascend-gpt-periodic-gc >"$6/ab.out" 2>&1; echo $? >"$6/rc"; e=$(date +%s.%N); echo "$e - $s" | bc >"$6/seconds"' \
 			sh "$gcj" "$out/$a/python" "$out/$b/python" "$t" "$filter" "$d"
 		label=$k
 		[ "$k" = stall ] && label=stall-${stall}ms
