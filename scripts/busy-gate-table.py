@@ -3,6 +3,8 @@
 # (exit codes, lock-held time, the session's speed against smoke's and
 # ascend's baselines, the load the gate measured, rows regressed and
 # undecided, the schedule check unchanged and planted).
+# A session judged again against the planted copy by a later build, into
+# OUT/tI.planted-fixed.out, adds its exit in brackets.
 # usage: scripts/busy-gate-table.py OUT
 import re,sys,glob,os
 out=sys.argv[1]
@@ -23,5 +25,8 @@ while os.path.exists(f"{out}/t{i}.out"):
     sched="unchanged" if o.count("GC schedule: unchanged")>=2 else "?"
     pl="changed" if "GC schedule changed in the same environment" in po else "?"
     rc,prc=rcs.get(i,("?","?"))
+    if os.path.exists(t+".planted-fixed.out"):
+        fixed=open(t+".planted-fixed.out").read()
+        prc+=" [%s]"%("1" if "GC schedule changed in the same environment" in fixed else "0?")
     print(f"| {i} | {rc} | {prc} | {wall} s | {'rerun' if os.path.exists(t+'-rerun1') else 'no rerun'} | {spd[-2][0] if len(spd)>=2 else '?'}/{spd[-1][0] if spd else '?'} | {m.group(1) if m else '-'} CPUs, {m.group(2) if m else '-'} of {m.group(3) if m else '-'} runs, speed moved {m.group(5) if m and m.group(5) else '-'}% | {reg} | {und} ({was} read regressed) | {sched} | {pl} |")
     i+=1
