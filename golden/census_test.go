@@ -1,6 +1,7 @@
 package golden
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,5 +73,36 @@ func TestCensusIsExactAndDirected(t *testing.T) {
 		if !strings.Contains(res.Text(), c.text) {
 			t.Errorf("%s: text lacks %q:\n%s", c.name, c.text, res.Text())
 		}
+	}
+}
+
+// TestCheckEnvironmentIgnoresRunOrder: a variant whose policy sets its own
+// thresholds records them (Env.GCThresholds), and the runs run shuffled.
+// Whichever variant ran first, the gate reads the case's environment as
+// its baseline did, so an unchanged environment is unchanged and one more
+// young collection fails as a schedule change in the same environment.
+func TestCheckEnvironmentIgnoresRunOrder(t *testing.T) {
+	m := fiveRuns(t, nil)
+	for i, r := range m.Runs {
+		meta := *r.Meta
+		meta.GCThresholds = "700,10,10"
+		if r.Variant == "manual" {
+			meta.GCThresholds = "700,10,1000"
+		}
+		m.Runs[i].Meta = &meta
+	}
+	g, err := FromResults(m, fixtureDir, "fixture", "test-cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Variants[0].Schedule.Collections[0]++
+	// The manual variant's runs first, as a shuffle may order them.
+	slices.SortStableFunc(m.Runs, func(a, b *results.Run) int { return strings.Compare(b.Variant, a.Variant) })
+	res, err := Check(g, "fixture.json", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.EnvChanges) > 0 || !res.ScheduleFailed() {
+		t.Errorf("environment changes %v, schedule failed %v; want none, and the planted +1 a failure", res.EnvChanges, res.ScheduleFailed())
 	}
 }

@@ -123,13 +123,11 @@ func Check(g *Golden, path string, m *results.Manifest) (*Result, error) {
 	if err := g.SizeMismatch(path, c.Steps, c.Warmup, "these runs"); err != nil {
 		return nil, err
 	}
+	res.Env = caseEnv(m, c)
 	byVariant := map[string][]stats.RunSummary{}
 	for _, r := range m.Runs {
 		if r.Case != g.Case || r.Summary == nil {
 			continue
-		}
-		if r.Meta != nil && res.Env.Device == "" {
-			res.Env = r.Meta.Env(m.Worker)
 		}
 		byVariant[r.Variant] = append(byVariant[r.Variant], *r.Summary)
 	}

@@ -258,7 +258,7 @@ func FromResults(m *results.Manifest, dir, caseName, hostClass string) (*Golden,
 	if err != nil {
 		return nil, fmt.Errorf("reading the step records of %s: %w", dir, err)
 	}
-	envSet := false
+	g.Env = caseEnv(m, c)
 	for _, v := range c.Variants {
 		gv := Variant{Name: v.Name, Policy: v.Policy}
 		if s := steps[results.BenchName(caseName, v.Name)]; s != nil {
@@ -271,9 +271,6 @@ func FromResults(m *results.Manifest, dir, caseName, hostClass string) (*Golden,
 			}
 			if r.Status != results.StatusOK || r.Summary == nil {
 				return nil, fmt.Errorf("run %s did not complete (%s): a baseline needs every run; run again", r.ID, r.Status)
-			}
-			if r.Meta != nil && !envSet {
-				g.Env, envSet = r.Meta.Env(m.Worker), true
 			}
 			vals := map[string]float64{}
 			for _, mt := range stats.Metrics {
@@ -440,6 +437,28 @@ func (g *Golden) Data(path string) *results.Data {
 		}
 	}
 	return d
+}
+
+// caseEnv is the environment of a case's runs in m: the first recorded in
+// the case's variant order, not in the order the runs ran (shuffled). A
+// variant's policy may set thresholds of its own (Env.GCThresholds
+// records them after the policy was applied), so a key taken from
+// whichever run came first would make an unchanged environment read as
+// changed in one session of three, and a changed GC schedule pass as the
+// environment's. The baseline and the gate take it alike.
+func caseEnv(m *results.Manifest, c results.Case) results.Env {
+	names := []string{}
+	for _, v := range c.Variants {
+		names = append(names, v.Name)
+	}
+	for _, name := range append(names, "") { // "": any variant, for a manifest that lists none
+		for _, r := range m.Runs {
+			if r.Case == c.Name && (r.Variant == name || name == "") && r.Meta != nil {
+				return r.Meta.Env(m.Worker)
+			}
+		}
+	}
+	return results.Env{}
 }
 
 // HostClass picks the host class: the flag, then $GCJITTER_HOST_CLASS,
