@@ -18,5 +18,6 @@ remake() {
   bin/gcjitter golden update -host-class ci-cpu -reduced -runs "$runs" -o "bin/golden-ci-cpu-$stamp-$runs" "$@"
 }
 remake 14 "$@" smoke
-remake 8 "$@" gc-policy-matrix resnet-gc-collect-every-step
+remake 11 "$@" gc-policy-matrix
+remake 8 "$@" resnet-gc-collect-every-step
 remake 5 "$@" ascend-gpt-periodic-gc device-bound-periodic-gc device-overlap-gc straggler-gc
