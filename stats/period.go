@@ -20,10 +20,12 @@ const periodScale = 10
 // P, at least a step). A lattice counts when it holds at least 3 spikes,
 // 2/3 of all spikes fit it, and 2/3 of its points between the first and
 // last hit are hit; the one with the most hits wins (ties: closest to the
-// median gap). Then periods in tenths of a step within half a step of each
-// gap are tried the same way; one of them wins only with more hits than
-// the whole-step winner (a whole period that fits as well is the simpler
-// answer). 0 when no lattice counts.
+// median gap). Only where no whole period counts are periods in tenths of
+// a step within half a step of each gap tried the same way, needing 4
+// hits: a whole-step lattice that counts is the simpler answer, and a
+// fractional one near a sub-multiple of the true period can gather a
+// stray spike (GC spikes at 19, 30, 39, 59 fit 9.9 four times, 20 three
+// times). 0 when no lattice counts.
 //
 // Trying every anchor against every spike costs candidates x spikes^2,
 // tens of seconds for 2,000 spikes. Instead, for each P the spikes are
@@ -80,7 +82,7 @@ func period(spikes []int) float64 {
 	}
 
 	span := scaled[n-1] - scaled[0]
-	bestP, bestHits, bestWhole := 0, 0, true
+	bestP, bestHits := 0, 0
 	better := func(hits, p int, whole bool) bool {
 		if !whole && hits < 4 {
 			return false // 3 spikes nearly fit some period in tenths
@@ -89,7 +91,7 @@ func period(spikes []int) float64 {
 			return hits > bestHits
 		}
 		closer := math.Abs(float64(p)/periodScale-med) < math.Abs(float64(bestP)/periodScale-med)
-		return hits > 0 && (whole || !bestWhole) && closer
+		return hits > 0 && closer
 	}
 	try := func(p int, whole bool) {
 		// Two hits k1 < k2 are of spikes within tol of k1*P and k2*P, so
@@ -103,7 +105,7 @@ func period(spikes []int) float64 {
 		// lattices have fewer hits, or as many at the same distance from
 		// the median, which never displaces a winner (ties need closer).
 		if hits := ps.bestHits(p); better(hits, p, whole) {
-			bestP, bestHits, bestWhole = p, hits, whole
+			bestP, bestHits = p, hits
 		}
 	}
 	// Whole periods first, then the tenths around each gap (ascending and
@@ -115,6 +117,9 @@ func period(spikes []int) float64 {
 		}
 		prev = g
 		try(int(g)*periodScale, true)
+	}
+	if bestHits > 0 {
+		return float64(bestP) / periodScale
 	}
 	last := 0
 	for _, g := range gaps {
@@ -128,10 +133,10 @@ func period(spikes []int) float64 {
 			}
 		}
 	}
-	if !bestWhole {
-		return fittedPeriod(scaled, bestP)
+	if bestHits == 0 {
+		return 0
 	}
-	return float64(bestP) / periodScale
+	return fittedPeriod(scaled, bestP)
 }
 
 // fittedPeriod is what a fractional winner p reports: the least-squares

@@ -22,7 +22,7 @@ func periodReference(spikes []int) float64 {
 	}
 	slices.Sort(gaps)
 	med := Quantile(gaps, 0.5)
-	bestP, bestHits, bestWhole := 0, 0, true
+	bestP, bestHits, bestWhole := 0, 0, true // bestWhole: no fractional search yet
 	tried := map[int]bool{}
 	search := func(p int, whole bool) {
 		tol := max(periodScale, p/20)
@@ -43,7 +43,7 @@ func periodReference(spikes []int) float64 {
 				continue
 			}
 			closer := math.Abs(float64(p)/periodScale-med) < math.Abs(float64(bestP)/periodScale-med)
-			if n > bestHits || (n == bestHits && (whole || !bestWhole) && closer) {
+			if n > bestHits || (n == bestHits && closer) {
 				bestP, bestHits, bestWhole = p, n, whole
 			}
 		}
@@ -54,8 +54,9 @@ func periodReference(spikes []int) float64 {
 			search(p, true)
 		}
 	}
+	wholeFound := bestHits > 0 // fractional periods only where no whole one counts
 	for _, g := range gaps {
-		for p := int(g)*periodScale - periodScale/2 + 1; g >= 3 && p <= int(g)*periodScale+periodScale/2; p++ {
+		for p := int(g)*periodScale - periodScale/2 + 1; !wholeFound && g >= 3 && p <= int(g)*periodScale+periodScale/2; p++ {
 			if !tried[p] {
 				tried[p] = true
 				search(p, false)
