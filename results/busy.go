@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -79,7 +80,8 @@ func (c *Comparison) HostBusy(why string) int {
 
 // UndecideTimings makes every tested timing verdict of the comparison
 // (everything measured in time: step quantiles, pauses, gc-cost, gc-share,
-// the spike rate; not the exact collection counts, not memory) unknown,
+// the spike rate, and a collection count's verdict where its measured
+// price decided it; not the exact counts otherwise, not memory) unknown,
 // "undecided: " and why, keeping the measured change in the reason; todo
 // says what would decide them. The exact layers and memory still decide.
 // It returns how many rows it made unknown.
@@ -87,11 +89,20 @@ func (c *Comparison) UndecideTimings(why, todo string) int {
 	n := 0
 	for _, r := range c.Rows {
 		m, ok := stats.MetricByName(r.Metric)
-		if !ok || m.Exact || m.Memory || !r.Tested() || r.Verdict == stats.Descriptive {
+		switch {
+		case !ok || m.Memory || r.Verdict == stats.Descriptive:
 			continue
+		case m.Exact:
+			if !priced(r) || r.Verdict != stats.Regressed && r.Verdict != stats.Improved {
+				continue
+			}
+			r.Reason = fmt.Sprintf("undecided: %s; the count moved %s (exact), but its price, %s, was timed in those runs (was %s)", why, stats.Pct(r.Change), r.Cost, r.Verdict)
+		case !r.Tested():
+			continue
+		default:
+			measured := fmt.Sprintf("measured %s [%s, %s]", stats.Pct(r.Change), stats.Pct(r.ChangeLo), stats.Pct(r.ChangeHi))
+			r.Reason = fmt.Sprintf("undecided: %s; %s, which that moves as much as a change would (was %s)", why, measured, r.Verdict)
 		}
-		measured := fmt.Sprintf("measured %s [%s, %s]", stats.Pct(r.Change), stats.Pct(r.ChangeLo), stats.Pct(r.ChangeHi))
-		r.Reason = fmt.Sprintf("undecided: %s; %s, which that moves as much as a change would (was %s)", why, measured, r.Verdict)
 		r.Verdict, r.RunsNeeded = stats.Unknown, 0
 		n++
 	}
@@ -99,4 +110,11 @@ func (c *Comparison) UndecideTimings(why, todo string) int {
 		c.Notes = append(c.Notes, fmt.Sprintf("timing undecided: %s; %d timing verdicts are unknown (the exact collection counts, the census and memory still decide); %s", why, n, todo))
 	}
 	return n
+}
+
+// priced reports whether an exact count's verdict came from its measured
+// price (stats.CountCost, after an environment change): the count is
+// exact, but its pause was timed in the same runs as everything else.
+func priced(r *stats.Row) bool {
+	return r.Cost != nil && !math.IsNaN(r.Cost.Share)
 }

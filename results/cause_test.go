@@ -197,3 +197,53 @@ func TestCountCostReason(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// A count's price is its pause over the step of the same runs: on a host
+// three times slower (a neighbour's load, the CI host of 2026-12-06
+// running the test packages side by side), both are three times longer
+// and the price is the quiet host's, not three times it. Priced with the
+// slow runs' pause over the quiet baseline's step, 150 more young
+// collections of 50 us in 1000 steps of 10 ms (+0.075% of the step) would
+// read +0.225%, and a plant nearer the floor would fail.
+func TestCountCostSameRuns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	more := ascend
+	more.counts[0] += 150
+	slow := more
+	slow.work *= 3
+	for g := range 3 {
+		slow.pauses[g] *= 3
+	}
+	quiet := row(abOf(rng, ascend, more, 5, true), "GCJitter/case=c/variant=default", "gen0-collections")
+	busy := row(abOf(rng, ascend, slow, 5, true), "GCJitter/case=c/variant=default", "gen0-collections")
+	if quiet.Cost == nil || busy.Cost == nil {
+		t.Fatal("count not priced")
+	}
+	if d := math.Abs(busy.Cost.Share/quiet.Cost.Share - 1); d > 0.15 {
+		t.Errorf("price on a 3x slower host %.4g, quiet %.4g: differ by %.0f%%, want the same within the runs' noise", busy.Cost.Share, quiet.Cost.Share, 100*d)
+	}
+}
+
+// Where the host was busy, a count's verdict that its measured price
+// decided is a timing verdict: unknown, with the count and its price in
+// the reason; an exact count not priced (the same environment) still
+// decides.
+func TestHostBusyUndecidesPricedCounts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	many := ascend
+	many.counts[0] += 4000
+	cmp := abOf(rng, ascend, many, 5, true)
+	r := row(cmp, "GCJitter/case=c/variant=default", "gen0-collections")
+	if r.Verdict != stats.Regressed {
+		t.Fatalf("before: %s: %s", r.Verdict, r.Reason)
+	}
+	cmp.HostBusy("other processes kept up to 1.04 of the host's 2 CPUs busy")
+	if r.Verdict != stats.Unknown || !contains(r.Reason, "undecided: host busy") || !contains(r.Reason, "(exact), but its price, +") || !contains(r.Reason, "(was regressed)") {
+		t.Errorf("after: %s: %s", r.Verdict, r.Reason)
+	}
+	same := abOf(rng, ascend, many, 5, false)
+	same.HostBusy("a neighbour")
+	if r := row(same, "GCJitter/case=c/variant=default", "gen0-collections"); r.Verdict != stats.Regressed {
+		t.Errorf("same environment, host busy: %s: %s, want regressed (the count is exact)", r.Verdict, r.Reason)
+	}
+}

@@ -83,17 +83,19 @@ func MeanPause(runs []RunSummary, g int) float64 {
 
 // CountCost prices a change of generation g's collections from oldPerK to
 // newPerK a 1000 steps: the collections added (or saved) per step, times
-// their mean pause (the new runs', else the old runs' where the new made
-// none), over the old runs' mean step (else the new runs'). Either side's
-// runs may be missing (a baseline keeps no summaries).
+// their mean pause over the mean step, both from the new runs (else both
+// from the old runs, where the new made no such collection). A pause and
+// the step it is a share of, measured in the same runs, keep their ratio
+// when the host is slower or busier than the baseline's; a busy run's
+// pause over a quiet baseline's step would price a neighbour's load as
+// the upgrade's. Either side's runs may be missing (a baseline keeps no
+// summaries); then the side that has both prices it.
 func CountCost(old, new []RunSummary, g int, oldPerK, newPerK float64) *Cost {
-	pause := MeanPause(new, g)
-	if math.IsNaN(pause) {
-		pause = MeanPause(old, g)
-	}
-	step := MeanStep(old)
-	if math.IsNaN(step) {
-		step = MeanStep(new)
+	pause, step := MeanPause(new, g), MeanStep(new)
+	if math.IsNaN(pause) || math.IsNaN(step) {
+		if p, s := MeanPause(old, g), MeanStep(old); !math.IsNaN(p) && !math.IsNaN(s) {
+			pause, step = p, s
+		}
 	}
 	d := newPerK - oldPerK
 	c := &Cost{Share: d / 1000 * pause / step,
