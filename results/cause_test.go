@@ -225,25 +225,33 @@ func TestCountCostSameRuns(t *testing.T) {
 }
 
 // Where the host was busy, a count's verdict that its measured price
-// decided is a timing verdict: unknown, with the count and its price in
-// the reason; an exact count not priced (the same environment) still
-// decides.
+// decided near the floor is a timing verdict: unknown, with the count and
+// its price in the reason. Past BusyPriceFactor times the floor it stands,
+// and an exact count not priced (the same environment) still decides.
 func TestHostBusyUndecidesPricedCounts(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	many := ascend
-	many.counts[0] += 4000
-	cmp := abOf(rng, ascend, many, 5, true)
-	r := row(cmp, "GCJitter/case=c/variant=default", "gen0-collections")
+	const bench = "GCJitter/case=c/variant=default"
+	near := ascend
+	near.counts[0] += 1500 // 1.5 a step x 50 us over 10 ms: +0.75% of the step
+	cmp := abOf(rng, ascend, near, 5, true)
+	r := row(cmp, bench, "gen0-collections")
 	if r.Verdict != stats.Regressed {
 		t.Fatalf("before: %s: %s", r.Verdict, r.Reason)
 	}
 	cmp.HostBusy("other processes kept up to 1.04 of the host's 2 CPUs busy")
-	if r.Verdict != stats.Unknown || !contains(r.Reason, "undecided: host busy") || !contains(r.Reason, "(exact), but its price, +") || !contains(r.Reason, "(was regressed)") {
-		t.Errorf("after: %s: %s", r.Verdict, r.Reason)
+	if r.Verdict != stats.Unknown || !contains(r.Reason, "undecided: host busy") || !contains(r.Reason, "(exact), but its price, +0.7") || !contains(r.Reason, "(was regressed)") {
+		t.Errorf("+0.75%% of the step, host busy: %s: %s", r.Verdict, r.Reason)
 	}
-	same := abOf(rng, ascend, many, 5, false)
+	far := ascend
+	far.counts[0] += 4000 // +2% of the step
+	cmp = abOf(rng, ascend, far, 5, true)
+	cmp.HostBusy("a neighbour")
+	if r := row(cmp, bench, "gen0-collections"); r.Verdict != stats.Regressed {
+		t.Errorf("+2%% of the step, host busy: %s: %s, want regressed", r.Verdict, r.Reason)
+	}
+	same := abOf(rng, ascend, near, 5, false)
 	same.HostBusy("a neighbour")
-	if r := row(same, "GCJitter/case=c/variant=default", "gen0-collections"); r.Verdict != stats.Regressed {
+	if r := row(same, bench, "gen0-collections"); r.Verdict != stats.Regressed {
 		t.Errorf("same environment, host busy: %s: %s, want regressed (the count is exact)", r.Verdict, r.Reason)
 	}
 }
