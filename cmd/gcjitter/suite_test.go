@@ -26,12 +26,42 @@ func TestQuickSuiteChecks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stdout, stderr bytes.Buffer
+	// Three gates: device-bound-periodic-gc, whose step is a 190 ms
+	// GIL-releasing wait (about 100 s of this test with the host idle),
+	// beside the single-process cases; then straggler-gc's four ranks,
+	// which load both cores, alone. device-bound's expectations held beside
+	// a CPU burner at every compute scale (docs/suite.md, "Host speed and
+	// load"), and timings are reported here, not gated.
+	idle, ranks := "device-bound-periodic-gc", "straggler-gc"
+	var rest []string
+	for _, c := range quick {
+		if c.Name != idle && c.Name != ranks {
+			rest = append(rest, c.Name)
+		}
+	}
+	if len(rest) != len(quick)-2 {
+		t.Fatalf("the quick suite lacks %s or %s: regroup this test's gates", idle, ranks)
+	}
+	gateArgs := func(out string, names ...string) []string {
+		return append([]string{"gate", "-python", py, "-reduced", "-runs", "1", "-check", "-census=false",
+			"-host-class", "ci-cpu", "-golden", "../../golden", "-timing", "report", "-o", out}, names...)
+	}
+	gateOf := func(out string, names ...string) string {
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), gateArgs(out, names...), &stdout, &stderr); code != 0 {
+			t.Errorf("gate %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(names, " "), code, stdout.String(), stderr.String())
+		}
+		return stdout.String()
+	}
 	out := filepath.Join(t.TempDir(), "out")
-	code := run(context.Background(), []string{"gate", "-python", py, "-reduced", "-runs", "1", "-check", "-census=false",
-		"-host-class", "ci-cpu", "-golden", "../../golden", "-timing", "report", "-o", out}, &stdout, &stderr)
-	if code != 0 {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	idleOut := make(chan string)
+	go func() { idleOut <- gateOf(filepath.Join(t.TempDir(), "idle"), idle) }()
+	var stdout strings.Builder
+	stdout.WriteString(gateOf(out, rest...))
+	stdout.WriteString(<-idleOut)
+	stdout.WriteString(gateOf(filepath.Join(t.TempDir(), "ranks"), ranks))
+	if t.Failed() {
+		t.FailNow()
 	}
 	for _, c := range quick {
 		if len(c.Expect) == 0 {
