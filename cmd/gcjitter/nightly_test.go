@@ -33,7 +33,7 @@ func TestNightlyCutShortLeavesPartialReports(t *testing.T) {
 workload: {model: none, work: 20000}
 steps: 6000
 warmup: 0
-runs: 3
+runs: 2
 variants:
   - policy: default
   - policy: threshold:700,10,1000
@@ -51,7 +51,7 @@ variants:
 		t.Fatalf("golden update: %v\n%s", err, out)
 	}
 	out := filepath.Join(dir, "nightly")
-	// Cut short in the middle of the gate's six runs.
+	// Cut short in the middle of the gate's four runs (about 6 s each).
 	cmd := exec.Command("timeout", "-s", "TERM", "-k", "60", "12", filepath.Join(repo, "scripts", "nightly.sh"), "-timing", "report", caseFile)
 	cmd.Env = append(os.Environ(), "GCJITTER_PYTHON="+py, "GOLDEN="+golden, "HOST_CLASS=test-cpu", "OUT="+out)
 	msg, err := cmd.CombinedOutput()
