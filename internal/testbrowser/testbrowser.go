@@ -25,6 +25,10 @@ import (
 type Browser struct {
 	chrome  string
 	profile string
+	// tmpdir is TMPDIR=<a directory inside the profile>: Chromium's own
+	// temporary directories (org.chromium.Chromium.*) go with the profile
+	// instead of piling up in /tmp, a few every test run.
+	tmpdir string
 }
 
 // New finds Chromium: a test without it fails on CI and is skipped
@@ -45,7 +49,11 @@ func New(t testing.TB) *Browser {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(profile) })
-	return &Browser{chrome: chrome, profile: profile}
+	tmp := filepath.Join(profile, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return &Browser{chrome: chrome, profile: profile, tmpdir: "TMPDIR=" + tmp}
 }
 
 func (b *Browser) base() []string {
@@ -55,22 +63,23 @@ func (b *Browser) base() []string {
 
 // DOM is the page's DOM after its scripts ran.
 func (b *Browser) DOM(page string) ([]byte, error) {
-	return run(b.chrome, append(b.base(), "--dump-dom", "file://"+page)...)
+	return b.run(append(b.base(), "--dump-dom", "file://"+page)...)
 }
 
 // Screenshot writes a PNG of the page at the given window size.
 func (b *Browser) Screenshot(page, png string, width, height int) error {
-	_, err := run(b.chrome, append(b.base(), fmt.Sprintf("--window-size=%d,%d", width, height), "--screenshot="+png, "file://"+page)...)
+	_, err := b.run(append(b.base(), fmt.Sprintf("--window-size=%d,%d", width, height), "--screenshot="+png, "file://"+page)...)
 	return err
 }
 
 // run runs headless Chromium in its own process group, killed with
 // everything it started if it has not finished in two minutes: a hung
 // browser fails its test, not the whole package at go test's timeout.
-func run(chrome string, args ...string) ([]byte, error) {
+func (b *Browser) run(args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, chrome, args...)
+	cmd := exec.CommandContext(ctx, b.chrome, args...)
+	cmd.Env = append(os.Environ(), b.tmpdir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
@@ -100,7 +109,7 @@ func (b *Browser) Open(t testing.TB, page string, scripts bool, width, height in
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(b.chrome), chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.UserDataDir(filepath.Join(b.profile, fmt.Sprintf("tab-%d", time.Now().UnixNano()))), chromedp.WindowSize(width, height),
-		chromedp.Flag("disable-dev-shm-usage", true))
+		chromedp.Flag("disable-dev-shm-usage", true), chromedp.Env(b.tmpdir))
 	deadline, cancelDeadline := context.WithTimeout(context.Background(), 2*time.Minute)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(deadline, opts...)
 	ctx, cancelCtx := chromedp.NewContext(alloc)
