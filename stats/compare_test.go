@@ -229,51 +229,64 @@ func TestKnownTruth(t *testing.T) {
 	trials := *knownTruthTrials
 	var table strings.Builder
 	fmt.Fprintf(&table, "| size | scenario | required (one benchmark) | one benchmark | gate-sized family |\n|---|---|---|---|---|\n")
+	type cell struct {
+		si, ci      int
+		alone, gate cellResult
+	}
+	var cells []*cell
 	for si, sz := range sizes {
 		for ci, sc := range scenarios {
-			if sc.only != nil && !sc.only(sz) {
-				continue
+			if sc.only == nil || sc.only(sz) {
+				cells = append(cells, &cell{si: si, ci: ci})
 			}
-			alone, gate := runCell(uint64(1000*si+ci), sz, sc, trials)
-			var req string
-			var fail bool
-			show := func(c cellResult) string {
-				switch sc.metric {
-				case "":
-					return fmt.Sprintf("%d of %d false", c.falseVerdicts, c.trials)
-				case "*":
-					return fmt.Sprintf("all regressed %d, gate failed %d of %d", c.hit, c.gateFailed, c.trials)
-				}
-				s := fmt.Sprintf("%d of %d", c.hit, c.trials)
-				if sc.still != "" {
-					s += fmt.Sprintf("; %s or padding moved in %d", sc.still, c.falseVerdicts)
-				} else if c.falseVerdicts > 0 {
-					s += fmt.Sprintf(" (padding: %d false)", c.falseVerdicts)
-				}
-				return s
-			}
+		}
+	}
+	// Each cell is seeded on its own, so the cells run on every CPU and
+	// the table is the same as one at a time.
+	inParallel(len(cells), func(i int) {
+		c := cells[i]
+		c.alone, c.gate = runCell(uint64(1000*c.si+c.ci), sizes[c.si], scenarios[c.ci], trials)
+	})
+	for _, c := range cells {
+		sz, sc, alone, gate := sizes[c.si], scenarios[c.ci], c.alone, c.gate
+		var req string
+		var fail bool
+		show := func(c cellResult) string {
 			switch sc.metric {
 			case "":
-				req = "false regressed/improved <= 5% of trials"
-				fail = alone.falseVerdicts > trials/20 || gate.falseVerdicts > trials/20
+				return fmt.Sprintf("%d of %d false", c.falseVerdicts, c.trials)
 			case "*":
-				req = "every tested metric regressed, gate fails, >= 95%"
-				fail = float64(alone.hit) < sc.want*float64(trials) || float64(alone.gateFailed) < sc.want*float64(trials)
-			default:
-				req = fmt.Sprintf("%s regressed >= 95%%", sc.metric)
-				if sc.still != "" {
-					req += fmt.Sprintf(", %s never moved", sc.still)
-				}
-				fail = float64(alone.hit) < sc.want*float64(trials)
+				return fmt.Sprintf("all regressed %d, gate failed %d of %d", c.hit, c.gateFailed, c.trials)
 			}
-			// Padding benchmarks are A/A: they must stay quiet in any
-			// scenario, and a tail must not move the median.
-			fail = fail || gate.falseVerdicts > trials/20 || (sc.still != "" && alone.falseVerdicts > 0)
-			row := fmt.Sprintf("| %s | %s | %s | %s | %s (%d benchmarks) |", sz.name, sc.name, req, show(alone), show(gate), sz.gate)
-			fmt.Fprintln(&table, row)
-			if fail {
-				t.Errorf("failed: %s", row)
+			s := fmt.Sprintf("%d of %d", c.hit, c.trials)
+			if sc.still != "" {
+				s += fmt.Sprintf("; %s or padding moved in %d", sc.still, c.falseVerdicts)
+			} else if c.falseVerdicts > 0 {
+				s += fmt.Sprintf(" (padding: %d false)", c.falseVerdicts)
 			}
+			return s
+		}
+		switch sc.metric {
+		case "":
+			req = "false regressed/improved <= 5% of trials"
+			fail = alone.falseVerdicts > trials/20 || gate.falseVerdicts > trials/20
+		case "*":
+			req = "every tested metric regressed, gate fails, >= 95%"
+			fail = float64(alone.hit) < sc.want*float64(trials) || float64(alone.gateFailed) < sc.want*float64(trials)
+		default:
+			req = fmt.Sprintf("%s regressed >= 95%%", sc.metric)
+			if sc.still != "" {
+				req += fmt.Sprintf(", %s never moved", sc.still)
+			}
+			fail = float64(alone.hit) < sc.want*float64(trials)
+		}
+		// Padding benchmarks are A/A: they must stay quiet in any
+		// scenario, and a tail must not move the median.
+		fail = fail || gate.falseVerdicts > trials/20 || (sc.still != "" && alone.falseVerdicts > 0)
+		row := fmt.Sprintf("| %s | %s | %s | %s | %s (%d benchmarks) |", sz.name, sc.name, req, show(alone), show(gate), sz.gate)
+		fmt.Fprintln(&table, row)
+		if fail {
+			t.Errorf("failed: %s", row)
 		}
 	}
 	t.Logf("known truth, %d trials per cell:\n%s", trials, table.String())

@@ -213,8 +213,14 @@ func TestMixtureAAFalseAlarms(t *testing.T) {
 	bySize := map[string]*sized{}
 	var sizes []string
 	worlds := mixWorlds()
+	type result struct{ gate, bare [5]float64 }
+	results := make([]result, len(worlds))
+	inParallel(len(worlds), func(i int) {
+		w := worlds[i]
+		results[i].gate, results[i].bare = w.rates(uint64(100+i), trials, w.p(), 0.05, 0.02)
+	})
 	for i, w := range worlds {
-		gate, bare := w.rates(uint64(100+i), trials, w.p(), 0.05, 0.02)
+		gate, bare := results[i].gate, results[i].bare
 		size := fmt.Sprintf("%dx%d", w.Runs, w.Steps)
 		if bySize[size] == nil {
 			bySize[size] = &sized{}
