@@ -106,3 +106,29 @@ func TestCheckEnvironmentIgnoresRunOrder(t *testing.T) {
 		t.Errorf("environment changes %v, schedule failed %v; want none, and the planted +1 a failure", res.EnvChanges, res.ScheduleFailed())
 	}
 }
+
+// TestScheduleCountsOnlyVariantsCompared: a gate run with -filter compares
+// fewer variants than the baseline holds, and says so rather than "all".
+func TestScheduleCountsOnlyVariantsCompared(t *testing.T) {
+	g, err := Parse([]byte(sample), "g.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Variants[0].Schedule = &Schedule{Collections: [3]int{11, 1, 1}, Collected: [3]int64{1700, 6100, 0}}
+	other := g.Variants[0]
+	other.Name = "disabled"
+	g.Variants = append(g.Variants, other)
+	res, err := Check(g, "g.json", manifestWithCensus([3]int64{7000, 8000, 100000}, "1.13.0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := res.Text()
+	for _, want := range []string{"GC schedule: unchanged in the 1 of 2 variants compared", "tiny/disabled: no completed run to compare with the baseline"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "unchanged in all") {
+		t.Errorf("one variant of two compared reads as all:\n%s", text)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,21 +27,24 @@ func TestQuickSuiteChecks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Three gates: device-bound-periodic-gc, whose step is a 190 ms
-	// GIL-releasing wait (about 100 s of this test with the host idle),
-	// beside the single-process cases; then straggler-gc's four ranks,
-	// which load both cores, alone. device-bound's expectations held beside
-	// a CPU burner at every compute scale (docs/suite.md, "Host speed and
-	// load"), and timings are reported here, not gated.
-	idle, ranks := "device-bound-periodic-gc", "straggler-gc"
+	// Four gates. The two cases whose steps are mostly GIL-releasing waits
+	// (device-bound-periodic-gc: a 190 ms wait, about 95 s of this test;
+	// device-overlap-gc: an emulated device queue, 55 s of which 15 s on a
+	// CPU) each run beside the single-process cases, which keep one core
+	// busy; then straggler-gc's four ranks, which load both cores, alone.
+	// device-bound's expectations held beside a CPU burner at every compute
+	// scale (docs/suite.md, "Host speed and load"), device-overlap's have
+	// wide margins (hidden steps 218 >= 1, device-util 0.97 >= 0.8), and
+	// timings are reported here, not gated.
+	idle, ranks := []string{"device-bound-periodic-gc", "device-overlap-gc"}, "straggler-gc"
 	var rest []string
 	for _, c := range quick {
-		if c.Name != idle && c.Name != ranks {
+		if !slices.Contains(idle, c.Name) && c.Name != ranks {
 			rest = append(rest, c.Name)
 		}
 	}
-	if len(rest) != len(quick)-2 {
-		t.Fatalf("the quick suite lacks %s or %s: regroup this test's gates", idle, ranks)
+	if len(rest) != len(quick)-len(idle)-1 {
+		t.Fatalf("the quick suite lacks one of %s or %s: regroup this test's gates", strings.Join(idle, ", "), ranks)
 	}
 	gateArgs := func(out string, names ...string) []string {
 		return append([]string{"gate", "-python", py, "-reduced", "-runs", "1", "-check", "-census=false",
@@ -54,11 +58,18 @@ func TestQuickSuiteChecks(t *testing.T) {
 		return stdout.String()
 	}
 	out := filepath.Join(t.TempDir(), "out")
-	idleOut := make(chan string)
-	go func() { idleOut <- gateOf(filepath.Join(t.TempDir(), "idle"), idle) }()
+	outOf := map[string]string{}
+	idleOut := make([]chan string, len(idle))
+	for i, name := range idle {
+		outOf[name] = filepath.Join(t.TempDir(), name)
+		idleOut[i] = make(chan string, 1)
+		go func() { idleOut[i] <- gateOf(outOf[name], name) }()
+	}
 	var stdout strings.Builder
 	stdout.WriteString(gateOf(out, rest...))
-	stdout.WriteString(<-idleOut)
+	for _, c := range idleOut {
+		stdout.WriteString(<-c)
+	}
 	stdout.WriteString(gateOf(filepath.Join(t.TempDir(), "ranks"), ranks))
 	if t.Failed() {
 		t.FailNow()
@@ -89,11 +100,11 @@ func TestQuickSuiteChecks(t *testing.T) {
 	if b, err := exec.Command("go", "build", "-o", bs, "golang.org/x/perf/cmd/benchstat").CombinedOutput(); err != nil {
 		t.Fatalf("building benchstat: %v\n%s", err, b)
 	}
-	b, err := exec.Command(bs, "-filter", ".unit:device-util", filepath.Join(out, "results.bench")).CombinedOutput()
+	b, err := exec.Command(bs, "-filter", ".unit:device-util", filepath.Join(outOf["device-overlap-gc"], "results.bench")).CombinedOutput()
 	if err != nil || !strings.Contains(string(b), "device-util") || strings.Count(string(b), "case=device-overlap-gc/variant=") != 4 {
 		t.Errorf("benchstat on device-util: %v, want one row per device-overlap-gc variant:\n%s", err, b)
 	}
-	if bench, _ := os.ReadFile(filepath.Join(out, "results.bench")); !strings.Contains(string(bench), "Unit device-util better=higher") {
+	if bench, _ := os.ReadFile(filepath.Join(outOf["device-overlap-gc"], "results.bench")); !strings.Contains(string(bench), "Unit device-util better=higher") {
 		t.Errorf("results.bench does not say a higher device-util is better")
 	}
 }
