@@ -1,6 +1,8 @@
 package cases
 
 import (
+	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -247,5 +249,43 @@ func TestCheck(t *testing.T) {
 	// fails; 10 gen-2 is not below 5; the cuda-only one is skipped.
 	if diff := cmp.Diff([]bool{true, false, false, false, true}, got); diff != "" {
 		t.Errorf("outcomes (-want +got):\n%s", diff)
+	}
+}
+
+// TestCheckSkipsFilteredVariants: -filter drops variants, not expectations;
+// one that needs a dropped variant is skipped and says why, while a
+// variant that was kept but has no completed run still fails.
+func TestCheckSkipsFilteredVariants(t *testing.T) {
+	c, err := Parse([]byte(good+`expect:
+  - {variant: default, metric: gen2-spike-share, min: 0.8}
+  - {variant: megatron, metric: unscheduled-collections, max: 0}
+  - {variant: megatron, metric: p50, ratio_to: default, min: 1.5}
+  - {variant: default, metric: gen2-collections, above: megatron}
+`), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (Selection{Filter: "^default$", Warmup: -1}).apply(c, regexp.MustCompile("^default$")); err != nil {
+		t.Fatal(err)
+	}
+	runs := map[string][]stats.RunSummary{
+		"default": {{Steps: 1000, P50: 10e6, Spikes: 10, SpikesWithGen2: 9, Collections: [3]int{100, 10, 5}}},
+	}
+	var got []string
+	for _, o := range c.Check(runs, "cpu") {
+		got = append(got, fmt.Sprintf("ok=%v skipped=%v", o.OK, o.Skipped))
+		if o.Skipped && !strings.Contains(o.Text, "variant megatron was not run: -filter left it out") {
+			t.Errorf("skipped without saying why: %s", o.Text)
+		}
+	}
+	want := []string{"ok=true skipped=false", "ok=true skipped=true", "ok=true skipped=true", "ok=true skipped=true"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("outcomes (-want +got):\n%s", diff)
+	}
+	// The kept variant without a completed run (it crashed) fails.
+	for _, o := range c.Check(map[string][]stats.RunSummary{}, "cpu") {
+		if o.OK && !o.Skipped {
+			t.Errorf("an expectation on a variant without runs passed: %s", o.Text)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package cases
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/gcjitter/gcjitter/stats"
@@ -92,7 +93,7 @@ func (c *Case) validateExpect(at func(path ...string) int) []*Error {
 type Outcome struct {
 	Expect
 	OK      bool
-	Skipped bool // not for this device
+	Skipped bool // not for this device, or a variant -filter left out
 	Text    string
 }
 
@@ -108,10 +109,29 @@ func (c *Case) Check(runs map[string][]stats.RunSummary, device string) []Outcom
 			out = append(out, o)
 			continue
 		}
+		if absent := c.absentVariant(e); absent != "" {
+			o.Skipped, o.OK = true, true
+			o.Text = fmt.Sprintf("%s %s: skipped (variant %s was not run: -filter left it out)", e.Variant, e.Metric, absent)
+			out = append(out, o)
+			continue
+		}
 		o.OK, o.Text = e.evaluate(runs)
 		out = append(out, o)
 	}
 	return out
+}
+
+// absentVariant names a variant the expectation needs that the case no
+// longer holds (a -filter selection drops variants, not expectations), or
+// "". A variant that was planned but whose runs failed is not absent: its
+// expectation fails.
+func (c *Case) absentVariant(e Expect) string {
+	for _, name := range []string{e.Variant, e.RatioTo, e.Below, e.Above} {
+		if name != "" && !slices.ContainsFunc(c.Variants, func(v Variant) bool { return v.Name == name }) {
+			return name
+		}
+	}
+	return ""
 }
 
 func (e Expect) evaluate(runs map[string][]stats.RunSummary) (bool, string) {
