@@ -261,6 +261,7 @@ func TestCheckSkipsFilteredVariants(t *testing.T) {
   - {variant: megatron, metric: unscheduled-collections, max: 0}
   - {variant: megatron, metric: p50, ratio_to: default, min: 1.5}
   - {variant: default, metric: gen2-collections, above: megatron}
+  - {variant: default, metric: p50, ratio_to: megatron, min: 0.5}
 `), "t.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -278,14 +279,21 @@ func TestCheckSkipsFilteredVariants(t *testing.T) {
 			t.Errorf("skipped without saying why: %s", o.Text)
 		}
 	}
-	want := []string{"ok=true skipped=false", "ok=true skipped=true", "ok=true skipped=true", "ok=true skipped=true"}
+	want := []string{"ok=true skipped=false", "ok=true skipped=true", "ok=true skipped=true", "ok=true skipped=true", "ok=true skipped=true"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("outcomes (-want +got):\n%s", diff)
 	}
 	// The kept variant without a completed run (it crashed) fails.
+	failed := 0
 	for _, o := range c.Check(map[string][]stats.RunSummary{}, "cpu") {
 		if o.OK && !o.Skipped {
 			t.Errorf("an expectation on a variant without runs passed: %s", o.Text)
 		}
+		if !o.OK {
+			failed++
+		}
+	}
+	if failed == 0 {
+		t.Errorf("no expectation failed on a kept variant without runs")
 	}
 }

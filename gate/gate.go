@@ -542,7 +542,8 @@ func shellQuote(s string) string {
 }
 
 // Kept are the manifest of a results directory and its cases as they
-// ran (from the case text the manifest keeps), those named or all.
+// ran (from the case text the manifest keeps, with the variants that
+// ran), those named or all.
 func Kept(dir string, names []string) (*results.Manifest, []*cases.Case, error) {
 	m, err := results.ReadManifest(dir)
 	if err != nil {
@@ -558,6 +559,16 @@ func Kept(dir string, names []string) (*results.Manifest, []*cases.Case, error) 
 			return nil, nil, &PlanError{fmt.Sprintf("%s: case %s: %v", dir, rc.Name, err)}
 		}
 		c.Runs, c.Steps, c.Warmup = rc.Runs, rc.Steps, rc.Warmup
+		// The variants that ran: a -filter run kept some of the text's, and
+		// its expectations on the others are skipped, as when it ran. (An
+		// A/B directory names its variants by side: none match, and its
+		// cases stay as written.)
+		ran := slices.DeleteFunc(slices.Clone(c.Variants), func(v cases.Variant) bool {
+			return !slices.ContainsFunc(rc.Variants, func(r results.Variant) bool { return r.Name == v.Name })
+		})
+		if len(ran) > 0 {
+			c.Variants = ran
+		}
 		cs = append(cs, c)
 	}
 	if len(cs) == 0 {

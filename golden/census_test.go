@@ -108,27 +108,45 @@ func TestCheckEnvironmentIgnoresRunOrder(t *testing.T) {
 }
 
 // TestScheduleCountsOnlyVariantsCompared: a gate run with -filter compares
-// fewer variants than the baseline holds, and says so rather than "all".
+// fewer variants than the baseline holds, and says so rather than "all";
+// a variant left out reads as such, one that ran no completed run as that.
 func TestScheduleCountsOnlyVariantsCompared(t *testing.T) {
 	g, err := Parse([]byte(sample), "g.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	g.Variants[0].Schedule = &Schedule{Collections: [3]int{11, 1, 1}, Collected: [3]int64{1700, 6100, 0}}
+	g.Variants[0].Census = &Census{Collections: [3]int{11, 1, 1}, Walked: [3]int64{7000, 8000, 100000}}
 	other := g.Variants[0]
 	other.Name = "disabled"
 	g.Variants = append(g.Variants, other)
-	res, err := Check(g, "g.json", manifestWithCensus([3]int64{7000, 8000, 100000}, "1.13.0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := res.Text()
-	for _, want := range []string{"GC schedule: unchanged in the 1 of 2 variants compared", "tiny/disabled: no completed run to compare with the baseline"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("text lacks %q:\n%s", want, text)
+	for _, c := range []struct {
+		name    string
+		planned []results.Variant
+		want    []string
+	}{
+		{"filtered", []results.Variant{{Name: "default"}}, []string{
+			"GC schedule: unchanged in the 1 of 2 variants compared",
+			"heap census: unchanged in the 1 of 2 variants compared",
+			"tiny/disabled: not run (-filter left it out)"}},
+		{"crashed", []results.Variant{{Name: "default"}, {Name: "disabled"}}, []string{
+			"GC schedule: unchanged in the 1 of 2 variants compared",
+			"tiny/disabled: no completed run to compare with the baseline"}},
+	} {
+		m := manifestWithCensus([3]int64{7000, 8000, 100000}, "1.13.0")
+		m.Cases[0].Variants = c.planned
+		res, err := Check(g, "g.json", m)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if strings.Contains(text, "unchanged in all") {
-		t.Errorf("one variant of two compared reads as all:\n%s", text)
+		text := res.Text()
+		for _, want := range c.want {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s: text lacks %q:\n%s", c.name, want, text)
+			}
+		}
+		if strings.Contains(text, "unchanged in all") {
+			t.Errorf("%s: one variant of two compared reads as all:\n%s", c.name, text)
+		}
 	}
 }

@@ -30,9 +30,9 @@ type Result struct {
 	// baseline's; CensusChecked counts the variants compared.
 	Census        []CensusDiff
 	CensusChecked int
-	// ScheduleChecked counts the variants whose schedule was compared: a
+	// ScheduleCompared names the variants whose schedule was compared: a
 	// gate run with -filter compares fewer than the baseline holds.
-	ScheduleChecked int
+	ScheduleCompared []string
 	// Notes explain what was not compared and why.
 	Notes []string
 }
@@ -142,6 +142,9 @@ func Check(g *Golden, path string, m *results.Manifest) (*Result, error) {
 	for _, gv := range g.Variants {
 		runs := byVariant[gv.Name]
 		switch {
+		case len(runs) == 0 && !slices.ContainsFunc(c.Variants, func(v results.Variant) bool { return v.Name == gv.Name }):
+			res.Notes = append(res.Notes, fmt.Sprintf("%s/%s: not run (-filter left it out): its schedule was not compared", g.Case, gv.Name))
+			continue
 		case len(runs) == 0:
 			res.Notes = append(res.Notes, fmt.Sprintf("%s/%s: no completed run to compare with the baseline", g.Case, gv.Name))
 			continue
@@ -149,7 +152,7 @@ func Check(g *Golden, path string, m *results.Manifest) (*Result, error) {
 			res.Notes = append(res.Notes, fmt.Sprintf("%s/%s: the baseline's runs disagreed on the GC schedule; timings only", g.Case, gv.Name))
 			continue
 		}
-		res.ScheduleChecked++
+		res.ScheduleCompared = append(res.ScheduleCompared, gv.Name)
 		var moved *Schedule
 		for _, r := range runs {
 			if got := scheduleOf(r); got != *gv.Schedule {
@@ -189,6 +192,17 @@ func Check(g *Golden, path string, m *results.Manifest) (*Result, error) {
 	}
 	slices.Sort(res.Notes)
 	return res, nil
+}
+
+// censusHeld counts the baseline's variants that keep a census.
+func (r *Result) censusHeld() int {
+	n := 0
+	for _, gv := range r.Golden.Variants {
+		if gv.Census != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // censusVerdict is a census change in words: in the same environment a
@@ -256,10 +270,12 @@ func (r *Result) Text() string {
 		fmt.Fprintf(&b, "environment changed: %s\n", strings.Join(r.EnvChanges, ", "))
 	}
 	switch {
-	case len(r.Schedule) == 0 && r.ScheduleChecked == len(r.Golden.Variants):
-		fmt.Fprintf(&b, "GC schedule: unchanged in all %d variants\n", r.ScheduleChecked)
+	case len(r.Schedule) == 0 && len(r.ScheduleCompared) == 0:
+		fmt.Fprintf(&b, "GC schedule: not compared in any of %d variants (the notes say why)\n", len(r.Golden.Variants))
+	case len(r.Schedule) == 0 && len(r.ScheduleCompared) == len(r.Golden.Variants):
+		fmt.Fprintf(&b, "GC schedule: unchanged in all %d variants\n", len(r.ScheduleCompared))
 	case len(r.Schedule) == 0:
-		fmt.Fprintf(&b, "GC schedule: unchanged in the %d of %d variants compared (the notes say why the rest were not)\n", r.ScheduleChecked, len(r.Golden.Variants))
+		fmt.Fprintf(&b, "GC schedule: unchanged in the %d of %d variants compared (the notes say why the rest were not)\n", len(r.ScheduleCompared), len(r.Golden.Variants))
 	case len(r.EnvChanges) > 0:
 		b.WriteString("GC schedule changed with the environment (the upgrade's effect, not noise):\n")
 	default:
@@ -273,8 +289,10 @@ func (r *Result) Text() string {
 	}
 	switch {
 	case r.CensusChecked == 0:
-	case len(r.Census) == 0:
+	case len(r.Census) == 0 && r.CensusChecked == r.censusHeld():
 		fmt.Fprintf(&b, "heap census: unchanged in all %d variants (the objects every collection walked, exact on any host)\n", r.CensusChecked)
+	case len(r.Census) == 0:
+		fmt.Fprintf(&b, "heap census: unchanged in the %d of %d variants compared (the objects every collection walked, exact on any host)\n", r.CensusChecked, r.censusHeld())
 	default:
 		b.WriteString("heap census changed (the objects every collection walked, exact on any host):\n")
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -119,6 +120,18 @@ func JUnit(w io.Writer, d *Doc) error {
 		}
 		for _, v := range s.Golden.Variants {
 			tc := junitCase{Name: "gc-schedule", Classname: "gcjitter." + s.Golden.Case + "." + v.Name, SystemOut: "GC schedule unchanged"}
+			if _, moved := changed[v.Name]; !moved && !slices.Contains(s.ScheduleCompared, v.Name) {
+				// Not compared (left out by -filter, no completed run, or
+				// the baseline's runs disagreed): not a pass.
+				tc.SystemOut = ""
+				tc.Skipped = &junitSkipped{Message: "GC schedule not compared"}
+				prefix := s.Golden.Case + "/" + v.Name + ": "
+				for _, n := range s.Notes {
+					if strings.HasPrefix(n, prefix) {
+						tc.Skipped.Message = "GC schedule not compared: " + strings.TrimPrefix(n, prefix)
+					}
+				}
+			}
 			if lines, ok := changed[v.Name]; ok {
 				tc.SystemOut = "GC schedule changed: " + strings.Join(lines, "; ")
 				if s.ScheduleFailed() {

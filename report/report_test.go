@@ -67,7 +67,7 @@ func fixture() *Doc {
 	c := results.Compare(old, new, results.CompareOptions{})
 	g := &golden.Golden{Case: "demo", HostClass: "ci-cpu", Provenance: golden.Provenance{Date: "2026-11-29T14:58:30Z", Tool: "v0.0.0-20261129145830-0123456789ab"}, Env: golden.Env{Python: "3.11.2", Build: "main", Torch: "1.13.0", Device: "cpu"},
 		Variants: []golden.Variant{{Name: "default"}, {Name: "manual:50"}}}
-	sched := &golden.Result{Golden: g, Path: "golden/ci-cpu/demo.json",
+	sched := &golden.Result{Golden: g, Path: "golden/ci-cpu/demo.json", ScheduleCompared: []string{"default", "manual:50"},
 		Schedule: []golden.ScheduleDiff{{Variant: "default", Lines: []string{"gen2 collections: 5 -> 6"}}}}
 	m := &results.Manifest{Runs: []*results.Run{{ID: "demo/default/run-03", Case: "demo", Variant: "default", Status: results.StatusFailed,
 		Reason: "worker killed by SIGKILL after 120 steps", StderrTail: "Killed"}}}
@@ -441,5 +441,37 @@ func TestRunsOnlyReport(t *testing.T) {
 	junit := render("junit")
 	if !strings.Contains(junit, `tests="4" failures="0" errors="1"`) {
 		t.Errorf("junit: want 3 passing runs and 1 error:\n%s", junit)
+	}
+}
+
+// TestJUnitScheduleNotComparedIsNoPass: a variant whose schedule a
+// -filter gate did not compare is a skipped test that says why, not a
+// passing "GC schedule unchanged".
+func TestJUnitScheduleNotComparedIsNoPass(t *testing.T) {
+	d := fixture()
+	d.Schedules[0].Schedule = nil
+	d.Schedules[0].ScheduleCompared = []string{"default"}
+	d.Schedules[0].Notes = []string{"demo/manual:50: not run (-filter left it out): its schedule was not compared"}
+	var b bytes.Buffer
+	if err := JUnit(&b, d); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	i := strings.Index(out, `classname="gcjitter.demo.manual:50"`)
+	for i >= 0 && !strings.Contains(out[max(0, i-40):i], `name="gc-schedule"`) {
+		j := strings.Index(out[i+1:], `classname="gcjitter.demo.manual:50"`)
+		if j < 0 {
+			i = -1
+			break
+		}
+		i += 1 + j
+	}
+	if i < 0 {
+		t.Fatalf("no gc-schedule testcase for manual:50:\n%s", out)
+	}
+	end := strings.Index(out[i:], "</testcase>")
+	tc := out[i : i+end]
+	if !strings.Contains(tc, `<skipped message="GC schedule not compared: not run (-filter left it out)`) || strings.Contains(tc, "GC schedule unchanged") {
+		t.Errorf("manual:50's schedule, not compared, reads:\n%s", tc)
 	}
 }

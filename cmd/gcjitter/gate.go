@@ -134,6 +134,9 @@ func gateRuns(ctx context.Context, f *commonFlags, fs *flag.FlagSet, dir, from s
 		return nil, nil, "", err
 	}
 	host := runner.ProbeHost(ctx)
+	if m != nil && m.Host.CPUModel != "" {
+		host = m.Host // kept runs are judged as on the host that made them, wherever this runs
+	}
 	if f.hostClass, err = golden.HostClass(f.hostClass, host); err != nil {
 		return nil, nil, "", cli.Usagef("%v", err)
 	}

@@ -61,9 +61,10 @@ func TestQuickSuiteChecks(t *testing.T) {
 	outOf := map[string]string{}
 	idleOut := make([]chan string, len(idle))
 	for i, name := range idle {
-		outOf[name] = filepath.Join(t.TempDir(), name)
+		dir := filepath.Join(t.TempDir(), name)
+		outOf[name] = dir
 		idleOut[i] = make(chan string, 1)
-		go func() { idleOut[i] <- gateOf(outOf[name], name) }()
+		go func() { idleOut[i] <- gateOf(dir, name) }()
 	}
 	var stdout strings.Builder
 	stdout.WriteString(gateOf(out, rest...))
