@@ -132,6 +132,9 @@ func TestScheduleCountsOnlyVariantsCompared(t *testing.T) {
 		{"crashed", []results.Variant{{Name: "default"}, {Name: "disabled"}}, []string{
 			"GC schedule: unchanged in the 1 of 2 variants compared",
 			"tiny/disabled: no completed run to compare with the baseline"}},
+		// A manifest that lists no planned variants cannot tell a left-out
+		// variant from a lost one: it says the runs are missing.
+		{"unlisted", nil, []string{"tiny/disabled: no completed run to compare with the baseline"}},
 	} {
 		m := manifestWithCensus([3]int64{7000, 8000, 100000}, "1.13.0")
 		m.Cases[0].Variants = c.planned
