@@ -233,9 +233,10 @@ func (s *Session) execute(ctx context.Context, m *results.Manifest, script strin
 func (s *Session) census(ctx context.Context, m *results.Manifest, script string, plan []PlannedRun) error {
 	progress, warm := s.Progress, s.warm
 	s.Progress = nil // not a timed run: no place in the progress of the plan
-	// Census runs start cold, whatever the timed runs did: a warm child's
-	// heap can differ from a cold one's by a few objects (docs/worker.md),
-	// and the census is compared exactly with baselines made either way.
+	// Census runs start cold, whatever the timed runs did: the census is
+	// compared exactly with baselines made either way, and a warm child's
+	// heap is proved the cold one's for the built-in cases only
+	// (docs/worker.md).
 	s.warm = nil
 	defer func() { s.Progress, s.warm = progress, warm }()
 	for _, p := range plan {

@@ -41,11 +41,18 @@ def serve_warm(argv):
     /proc/PID/fd, so no module beyond os is needed to pass them."""
     if argv[:1] == ["--torch"]:
         import torch  # noqa: F401  (what every torch run imports first)
+    # torch's import formats its stack (torch.cuda's queued calls), which
+    # caches the source of the files on it; this file is on a warm
+    # server's stack and on no cold run's, and its two cached objects
+    # would be in every child's census.
+    linecache = sys.modules.get("linecache")
+    if linecache is not None:
+        linecache.cache.pop(__file__, None)
     gc.collect()
     # Hold fd 3 (a child's record channel), so the module pipe's ends are
     # above the fds a child takes over.
     hold = os.open(os.devnull, os.O_RDONLY)
-    spent = 0.0  # the server's own CPU seconds reported so far
+    spent = 0.0  # CPU seconds of the server and its reaped children reported so far
     os.write(1, b"ready\n")
     while True:
         req = _read_request(0)
@@ -62,19 +69,25 @@ def serve_warm(argv):
             os.setpgid(pid, pid)  # also here, so the group exists before "started"
         except OSError:
             pass  # the child set it, or has already exited
+        # waitpid, not wait4: wait4 imports the resource module into this
+        # server, and every later child would start with its 35 objects,
+        # which a cold run's heap does not hold at the reset (the census
+        # differed by 35 objects per full collection).
         while True:
             try:
-                _, status, usage = os.wait4(pid, 0)
+                _, status = os.waitpid(pid, 0)
                 break
             except InterruptedError:
                 continue
         _preload(mr)
-        # The child's CPU time, which this server reaped, and the server's
-        # own since its last report (its import, the preload): the runner's
-        # rusage sees neither, and would count them as other load.
+        # The child's CPU time, which this server reaped (os.times counts
+        # reaped children), and the server's own since its last report
+        # (its import, the preload): the runner's rusage sees neither, and
+        # would count them as other load.
         t = os.times()
-        cpu_ns = int((usage.ru_utime + usage.ru_stime + t.user + t.system - spent) * 1e9)
-        spent = t.user + t.system
+        total = t.user + t.system + t.children_user + t.children_system
+        cpu_ns = int((total - spent) * 1e9)
+        spent = total
         os.write(1, b"exit %d %d %d\n" % (pid, status, cpu_ns))
 
 
