@@ -51,7 +51,10 @@ for t in $(seq "${FIRST:-1}" "$n"); do
 			sh "$gcj" "$out/$a/python" "$out/$b/python" "$t" "$filter" "$d"
 		label=$k
 		[ "$k" = stall ] && label=stall-${stall}ms
-		"$py" - "$label" "$t" "$(cat "$d/rc")" "$(cat "$d/seconds")" "$d/res/ab.json" >>"$out/trials.tsv" <<'PY'
+		# ab reruns a disturbed session into res-rerunN: its verdicts are the last one's.
+		res=$d/res
+		for r in "$d"/res-rerun*; do [ -e "$r/ab.json" ] && res=$r; done
+		"$py" - "$label" "$t" "$(cat "$d/rc")" "$(cat "$d/seconds")" "$res/ab.json" >>"$out/trials.tsv" <<'PY'
 import json, sys
 kind, trial, rc, secs, path = sys.argv[1:]
 try:
