@@ -126,24 +126,14 @@ func TestWarmRunHasTheColdSchedule(t *testing.T) {
 	for _, v := range none.Variants {
 		cold := startRun(t, nil, py, script, none, v, 7, true, v.Name+"-none-cold")
 		warm := startRun(t, pool, py, script, none, v, 7, true, v.Name+"-none-warm")
-		if d := firstDiff(schedule(cold.Stream), schedule(warm.Stream)); d != "" {
-			t.Errorf("%s (model none): warm and cold schedules differ:\n%s", v.Name, d)
-		}
-		if a, b := census(cold.Stream), census(warm.Stream); a != b {
-			t.Errorf("%s (model none): objects walked per generation: cold %v, warm %v; want the same heap", v.Name, a, b)
-		}
+		sameCollections(t, v.Name+" (model none)", cold, warm)
 	}
 	c := builtinCase(t, "smoke")
 	pool.started = 0
 	for _, v := range c.Variants {
 		cold := startRun(t, nil, py, script, c, v, 7, true, v.Name+"-cold")
 		warm := startRun(t, pool, py, script, c, v, 7, true, v.Name+"-warm")
-		if d := firstDiff(schedule(cold.Stream), schedule(warm.Stream)); d != "" {
-			t.Errorf("%s: warm and cold schedules differ:\n%s", v.Name, d)
-		}
-		if a, b := census(cold.Stream), census(warm.Stream); a != b {
-			t.Errorf("%s: objects walked per generation: cold %v, warm %v; want the same heap", v.Name, a, b)
-		}
+		sameCollections(t, v.Name, cold, warm)
 		if cold.Stream.Meta.PID == warm.Stream.Meta.PID {
 			t.Errorf("%s: warm run has the cold run's pid", v.Name)
 		}
@@ -158,6 +148,18 @@ func TestWarmRunHasTheColdSchedule(t *testing.T) {
 	// run did not start a new one; the none case's server is kept too.
 	if len(pool.held) != 2 || pool.started != 1 {
 		t.Fatalf("%d servers started for one environment, want 1", pool.started)
+	}
+}
+
+// sameCollections fails the test unless a warm census run made the cold
+// one's collections, step by step, over the same heap.
+func sameCollections(t *testing.T, name string, cold, warm *Result) {
+	t.Helper()
+	if d := firstDiff(schedule(cold.Stream), schedule(warm.Stream)); d != "" {
+		t.Errorf("%s: warm and cold schedules differ:\n%s", name, d)
+	}
+	if a, b := census(cold.Stream), census(warm.Stream); a != b {
+		t.Errorf("%s: objects walked per generation: cold %v, warm %v; want the same heap", name, a, b)
 	}
 }
 
