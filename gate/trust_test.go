@@ -34,7 +34,7 @@ func TestResolveTimingBySpeed(t *testing.T) {
 		speedOnly             bool // the speed-free metrics still gate
 	}{
 		{"same model, same speed", dir, TimingAuto, xeon, at(3.1), TimingGate, []string{"timing gated: this host runs the calibration at 0.97x the baseline's speed [0.96x, 0.97x]: the same within ±10%"}, false},
-		{"same model, twice as slow", dir, TimingAuto, xeon, at(6), TimingReport, []string{"timing reported only", "at 0.50x the baseline's speed [0.50x, 0.50x]: differs beyond ±10%", "-timing gate", "uniformly slower host cancels in (gc-share, gc-cost) is undecided here"}, true},
+		{"same model, twice as slow", dir, TimingAuto, xeon, at(6), TimingReport, []string{"timing reported only", "at 0.50x the baseline's speed [0.50x, 0.50x]: differs beyond ±10%", "-timing gate", "uniformly slower host cancels in (p99-rel, gc-share, gc-cost) is undecided here"}, true},
 		{"same model, 1.5x as fast", dir, TimingAuto, xeon, at(2), TimingReport, []string{"at 1.50x"}, true},
 		// Another model walks and computes at other relative speeds: what
 		// cancels on one host's quota need not cancel across models.

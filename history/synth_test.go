@@ -44,7 +44,7 @@ func (n night) manifest(rng *rand.Rand) *results.Manifest {
 		for v := 0; v < n.variants; v++ {
 			for i := 0; i < n.runs; i++ {
 				p50 := 40e6 * (1 + 0.2*float64(c)) * n.level * sessionNoise * math.Exp(0.02*rng.NormFloat64())
-				sum := &stats.RunSummary{Steps: 400, P50: p50, P90: p50 * 1.3, P99: p50 * 2.5, P99NoGen2: p50 * 1.5, P999: p50 * 3, Max: p50 * 3.2,
+				sum := &stats.RunSummary{Steps: 400, P50: p50, P90: p50 * 1.3, P99: p50 * 2.5, P99NoGen2: p50 * 1.5, P99Rel: 2.5 * p50 / (40e6 * (1 + 0.2*float64(c))), P999: p50 * 3, Max: p50 * 3.2,
 					Spikes: 10 + rng.IntN(3), Collections: [3]int{400, 36, 10 + v}, Collected: [3]int64{9000, 800, int64(3000 + v)},
 					MaxPauseNS: [3]float64{1e5, 5e5, p50 * 1.5}, GCShare: 0.04 * n.level,
 					RSS: &stats.Mem{Peak: 4e8, Growth: 8e6, Samples: 400}} // a CPU run: RSS, no device memory

@@ -72,12 +72,12 @@ func TestOnlyPrimaryMetricsAreTested(t *testing.T) {
 		case r.Tested():
 			t.Errorf("%s is not primary but was tested (%s)", r.Metric, r.Reason)
 		}
-		if r.Tested() && r.FamilySize != 5 { // gen2-pause, p50, p99, p99-no-gen2, gc-share; spike-rate is the same in every run
+		if r.Tested() && r.FamilySize != 6 { // gen2-pause, p50, p99, p99-no-gen2, p99-rel, gc-share; spike-rate is the same in every run
 			t.Errorf("%s: family of %d tests", r.Metric, r.FamilySize)
 		}
 	}
-	if tested < 5 {
-		t.Errorf("%d primary metrics tested, want 5", tested)
+	if tested < 6 {
+		t.Errorf("%d primary metrics tested, want 6", tested)
 	}
 	mx := rowOf(rows, "max")
 	if mx.Verdict != Descriptive || !(mx.ChangeLo > 1) || !strings.Contains(mx.Reason, "not tested") {

@@ -111,6 +111,12 @@ var Metrics = []Metric{
 	// p99 wherever full collections make the slowest 1%. NaN where a run
 	// has no full collection (p99 is then the same thing).
 	{Name: "p99-no-gen2", Unit: "p99-no-gen2-ns/step", MinSteps: MinStepsP99, EqualLengthsFree: true, Floor: 0.03, Primary: true, Drift: P99Drift, Value: func(r RunSummary) float64 { return orNaN(r.P99NoGen2) }},
+	// The tail in the run's own typical steps (RelTail): what p99 measures
+	// with the host's speed taken out, so a slower collector or a stall
+	// stands out of a shared host's run-to-run speed, which moves p99
+	// itself by 7-15% between runs. A uniformly slower step is p50's to
+	// see, not this one's.
+	{Name: "p99-rel", Unit: "p99-rel-steps", MinSteps: MinStepsP99, EqualLengthsFree: true, Floor: 0.03, Primary: true, SpeedFree: true, Drift: P99RelDrift, Value: func(r RunSummary) float64 { return orNaN(r.P99Rel) }},
 	{Name: "p99.9", Unit: "p99.9-ns/step", MinSteps: MinStepsP999, Floor: 0.05, Drift: HostDrift, Value: func(r RunSummary) float64 { return r.P999 }},
 	// The mean step: what a CPU taken by another process moves when p50
 	// does not (a short step runs inside one time slice or waits a whole
@@ -286,6 +292,7 @@ const (
 const (
 	GCShareDrift = 0.035
 	GCCostDrift  = 0.039
+	P99RelDrift  = 0.039
 )
 
 // SpeedFreeMetrics are the names of the timing metrics the host's speed

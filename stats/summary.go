@@ -31,6 +31,12 @@ type RunSummary struct {
 	// where the run has no such step or no full collection (p99 is then
 	// the same thing), and in summaries written before it.
 	P99NoGen2 float64 `json:",omitempty"`
+	// P99Rel is the p99 of the run's steps each in units of its local
+	// typical step (RelTail): the tail's length with the host's speed
+	// taken out, which moves every step of a stretch alike and, on a
+	// shared VM, moved per-run p99s by 7-15% between runs (BENCHMARKS.md,
+	// "The tail at the shipped sizes"). 0 in summaries written before it.
+	P99Rel float64 `json:",omitempty"`
 	// Mean is the mean step time in nanoseconds (the throughput's
 	// inverse); 0 in summaries written before it was recorded.
 	Mean float64 `json:",omitempty"`
@@ -334,6 +340,7 @@ func (sm *Summarizer) Result(rule SpikeRule) RunSummary {
 		SortFloat64s(other)
 		r.P99NoGen2 = Quantile(other, 0.99)
 	}
+	r.P99Rel = RelTail(sm.durs, sm.fullAt, sm.fullPause, 0.99)
 	base := baselineOf(sm.durs, noGen2, rule)
 	r.Typical, r.Spread = base.Typical, base.Spread
 	r.Yardstick = sm.yardstick(noGen2, base.Typical)
@@ -376,6 +383,58 @@ func (sm *Summarizer) Result(rule SpikeRule) RunSummary {
 		r.SpikePeriod = period(gen2Spikes)
 	}
 	return r
+}
+
+// RelBlock is the stretch of steps whose median is a step's local
+// typical step in RelTail: long enough that a stall in 3% of the steps or
+// a full collection every 20 does not move its median, short enough to
+// follow a shared host's speed within a run. An AMD VM's 20 ms steps
+// switched to 25-28 ms and back within 200-step runs; on its ab trials
+// blocks of 25 steps gave the slower collector t = 9.9, 7.7 and 4.1
+// where blocks of 50 gave 8.0, 4.8 and 3.3 (the A/A |t| at most 0.8;
+// BENCHMARKS.md, "The tail in the run's own steps").
+const RelBlock = 25
+
+// RelTail is the q-quantile of the run's steps, each divided by its local
+// typical step: the median, over its block of RelBlock consecutive steps
+// (a short last block joins the one before), of the steps less the full
+// collections' pauses inside them (fullAt, fullPause: sparse, by step).
+// The pauses come out of the yardstick so that collect-every-step, where
+// every step holds one, still has a typical step; they stay in the step
+// measured, so a slower collector or a stall lengthens the tail in these
+// units and a host that runs the whole stretch slower does not. NaN
+// without steps.
+func RelTail(durs []float64, fullAt []int, fullPause []float64, q float64) float64 {
+	n := len(durs)
+	if n == 0 {
+		return math.NaN()
+	}
+	net := slices.Clone(durs)
+	for k, i := range fullAt {
+		net[i] -= fullPause[k]
+	}
+	rel := make([]float64, 0, n)
+	block := make([]float64, 0, 2*RelBlock)
+	for start := 0; start < n; {
+		end := min(start+RelBlock, n)
+		if n-end < RelBlock/2 {
+			end = n
+		}
+		block = append(block[:0], net[start:end]...)
+		SortFloat64s(block)
+		local := Quantile(block, 0.5)
+		if local > 0 {
+			for _, d := range durs[start:end] {
+				rel = append(rel, d/local)
+			}
+		}
+		start = end
+	}
+	if len(rel) == 0 {
+		return math.NaN()
+	}
+	SortFloat64s(rel)
+	return Quantile(rel, q)
 }
 
 // yardstick is RunSummary.Yardstick: the typical step where some step

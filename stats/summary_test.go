@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/gcjitter/gcjitter/bench"
@@ -137,5 +138,65 @@ func TestSummarizeP99NoGen2(t *testing.T) {
 	}
 	if r := Summarize(s, DefaultSpikeRule); r.P99NoGen2 != 0 {
 		t.Errorf("no full collection: %v, want 0 (p99 is the same thing)", r.P99NoGen2)
+	}
+}
+
+// RelTail on known truth: docs/compare.md's worked example, a host that
+// runs a whole run slower, and collect-every-step.
+func TestRelTailKnownTruth(t *testing.T) {
+	var durs, fullPause []float64
+	var fullAt []int
+	for block, base := range []float64{20, 25} {
+		for i := range RelBlock {
+			d := base
+			if i == 10 {
+				d = 5 * base // a full collection of 4 typical steps
+				fullAt, fullPause = append(fullAt, block*RelBlock+i), append(fullPause, 4*base)
+			}
+			durs = append(durs, d)
+		}
+	}
+	sorted := slices.Clone(durs)
+	SortFloat64s(sorted)
+	rel := RelTail(durs, fullAt, fullPause, 0.99)
+	t.Logf("docs/compare.md's example: p99-rel %.2f, raw p99 %.2f ms", rel, Quantile(sorted, 0.99))
+	if math.Abs(rel-5) > 1e-9 {
+		t.Errorf("p99-rel %v, want 5: both long steps are 5 local steps", rel)
+	}
+	if raw := Quantile(sorted, 0.99); !(raw > 100 && raw < 125) {
+		t.Errorf("raw p99 %v, want between the two blocks' long steps", raw)
+	}
+	// The whole run 30% slower: the same tail in local steps.
+	slow := slices.Clone(durs)
+	slowPause := slices.Clone(fullPause)
+	for i := range slow {
+		slow[i] *= 1.3
+	}
+	for i := range slowPause {
+		slowPause[i] *= 1.3
+	}
+	if got := RelTail(slow, fullAt, slowPause, 0.99); math.Abs(got-rel) > 1e-9 {
+		t.Errorf("a uniformly slower run reads %v, want %v", got, rel)
+	}
+	// Every step a full collection (collect-every-step): the yardstick is
+	// the step less its pause, so a pause 20% longer reads about
+	// 1 + 0.2 x pause/step.
+	var every, everyPause []float64
+	var everyAt []int
+	for i := range 100 {
+		every, everyAt, everyPause = append(every, 10+float64(i%5)*0.01), append(everyAt, i), append(everyPause, 5)
+	}
+	base := RelTail(every, everyAt, everyPause, 0.99)
+	longer := slices.Clone(every)
+	longerPause := slices.Clone(everyPause)
+	for i := range longer {
+		longer[i]++
+		longerPause[i]++
+	}
+	if got := RelTail(longer, everyAt, longerPause, 0.99); !(got > base*1.05) {
+		t.Errorf("collect-every-step: pauses 20%% longer read %v against %v", got, base)
+	}
+	if !math.IsNaN(RelTail(nil, nil, nil, 0.99)) {
+		t.Error("no steps: want NaN")
 	}
 }
