@@ -80,7 +80,7 @@ func (p *Plan) PlanPower() Power {
 		runs := max(ci.c.Runs, p.MaxRuns)
 		opt := stats.PlanOptions{OldRuns: ci.oldRuns, NewRuns: runs, Family: family, Alpha: ci.c.Gate.Alpha, Effect: effect}
 		for _, it := range ci.items {
-			if !slices.Contains(stats.Decisive, it.Metric) {
+			if !slices.Contains(stats.Stated, it.Metric) {
 				continue
 			}
 			d := stats.Plan([]stats.PlanItem{it}, opt).Detectable
@@ -117,10 +117,10 @@ func (p *Plan) PlanPower() Power {
 		}
 	}
 	var parts []string
-	for _, metric := range stats.Decisive {
+	for _, metric := range stats.Stated {
 		if d, ok := detects[metric]; ok {
 			parts = append(parts, fmt.Sprintf("%s %s (worst: %s)", metric, detectText(d), worst[metric]))
-		} else if mt, ok := stats.MetricByName(metric); ok && len(all) > 0 {
+		} else if mt, ok := stats.MetricByName(metric); ok && len(all) > 0 && slices.Contains(stats.Decisive, metric) {
 			// Too short a run for the metric's interval: not tested at all,
 			// which a pass must not hide.
 			parts = append(parts, fmt.Sprintf("%s not tested (its interval needs runs of %d steps)", metric, mt.MinSteps))

@@ -468,11 +468,11 @@ type Sensitivity struct {
 	Rows       int
 }
 
-// Sensitivity is, per stats.Decisive metric with a tested row, what the
+// Sensitivity is, per stats.Stated metric with a tested row, what the
 // comparison could detect.
 func (c *Comparison) Sensitivity() []Sensitivity {
 	var out []Sensitivity
-	for _, metric := range stats.Decisive {
+	for _, metric := range stats.Stated {
 		s := Sensitivity{Metric: metric}
 		for _, r := range c.Rows {
 			if r.Metric != metric || !r.Tested() || math.IsNaN(r.Detectable) {
@@ -508,11 +508,13 @@ func (s Sensitivity) String() string {
 func (c *Comparison) SensitivityText() string {
 	var parts []string
 	sens := c.Sensitivity()
-	for _, metric := range stats.Decisive {
+	for _, metric := range stats.Stated {
 		i := slices.IndexFunc(sens, func(s Sensitivity) bool { return s.Metric == metric })
 		switch {
 		case i >= 0:
 			parts = append(parts, sens[i].String())
+		case !slices.Contains(stats.Decisive, metric):
+			// Stated where tested (a baseline from before it has none).
 		default:
 			// Reported only, or not at all (too short a run for its
 			// interval): a pass says nothing of it.

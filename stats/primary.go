@@ -30,6 +30,13 @@ var DefaultPrimary = func() []string {
 // planned too, and what they cannot decide is said, not refused.
 var Decisive = []string{"p50", "p99"}
 
+// Stated are the metrics whose smallest detectable change every report
+// and plan states where they are tested: the decisive ones, and p99-rel,
+// the tail with the host's speed taken out, which on a shared host sees
+// what p99 cannot (docs/compare.md). p99-rel does not refuse a plan: a
+// gate that cannot see a change in it still judges p99.
+var Stated = append(slices.Clone(Decisive), "p99-rel")
+
 // IsPrimary reports whether a gcjitter metric is tested under a primary
 // list (nil: DefaultPrimary).
 func IsPrimary(metric string, primary []string) bool {
