@@ -11,8 +11,8 @@
 #           (recorded as stall-MSms);
 #   aa      the default against itself (the slower wrapper at 0 both sides).
 # Appends one line a trial to OUT/trials.tsv: the kind, the trial, ab's exit,
-# the seconds the trial held the lock, p99's and p99-no-gen2's verdict and
-# change, and every regressed metric. GCJITTER (bin/gcjitter), GCJITTER_LOCK
+# the seconds the trial held the lock, p99's, p99-no-gen2's and p99-rel's
+# verdict and change, and every regressed metric. GCJITTER (bin/gcjitter), GCJITTER_LOCK
 # (/tmp/gcjitter-heavy.lock; none: the caller holds it, e.g. one flock around
 # a round: `flock L env GCJITTER_LOCK=none FIRST=T tail-trials.sh T OUT`),
 # PYTHON (/usr/bin/python3), FIRST (1: the first trial's number, to go on
@@ -32,7 +32,7 @@ out=$(cd "$out" && pwd)
 "$here/stall.sh" 0.03 0 "$out/s0" "$py" >/dev/null
 stall=${STALL_MS:-6}
 "$here/stall.sh" 0.03 "$stall" "$out/s$stall" "$py" >/dev/null
-[ -f "$out/trials.tsv" ] || printf 'kind\ttrial\texit\tseconds\tp99\tp99-no-gen2\tregressed\n' >"$out/trials.tsv"
+[ -f "$out/trials.tsv" ] || printf 'kind\ttrial\texit\tseconds\tp99\tp99-no-gen2\tp99-rel\tregressed\n' >"$out/trials.tsv"
 for t in $(seq "${FIRST:-1}" "$n"); do
 	for k in $kinds; do
 		case $k in
@@ -67,7 +67,7 @@ def cell(metric):
             return "%s %+.1f%%" % (r["verdict"], 100 * r["change"])
     return "-"
 bad = ",".join(r["metric"] for r in rows if r["verdict"] == "regressed")
-print("\t".join([kind, trial, rc, "%.1f" % float(secs), cell("p99"), cell("p99-no-gen2"), bad or "-"]))
+print("\t".join([kind, trial, rc, "%.1f" % float(secs), cell("p99"), cell("p99-no-gen2"), cell("p99-rel"), bad or "-"]))
 PY
 		tail -1 "$out/trials.tsv"
 	done
