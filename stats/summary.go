@@ -391,7 +391,7 @@ func (sm *Summarizer) Result(rule SpikeRule) RunSummary {
 // follow a shared host's speed within a run. An AMD VM's 20 ms steps
 // switched to 25-28 ms and back within 200-step runs; on its ab trials
 // blocks of 25 steps gave the slower collector t = 9.9, 7.7 and 4.1
-// where blocks of 50 gave 8.0, 4.8 and 3.3 (the A/A |t| at most 0.8;
+// where blocks of 50 gave 8.0, 4.8 and 3.3 (the A/A |t| at most 0.9;
 // BENCHMARKS.md, "The tail in the run's own steps").
 const RelBlock = 25
 
