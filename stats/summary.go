@@ -340,7 +340,9 @@ func (sm *Summarizer) Result(rule SpikeRule) RunSummary {
 		SortFloat64s(other)
 		r.P99NoGen2 = Quantile(other, 0.99)
 	}
-	r.P99Rel = RelTail(sm.durs, sm.fullAt, sm.fullPause, 0.99)
+	if rel := RelTail(sm.durs, sm.fullAt, sm.fullPause, 0.99); !math.IsNaN(rel) {
+		r.P99Rel = rel // 0, not NaN, where no step has a length: summaries are JSON too
+	}
 	base := baselineOf(sm.durs, noGen2, rule)
 	r.Typical, r.Spread = base.Typical, base.Spread
 	r.Yardstick = sm.yardstick(noGen2, base.Typical)
@@ -409,10 +411,7 @@ func RelTail(durs []float64, fullAt []int, fullPause []float64, q float64) float
 	if n == 0 {
 		return math.NaN()
 	}
-	net := slices.Clone(durs)
-	for k, i := range fullAt {
-		net[i] -= fullPause[k]
-	}
+	net := withoutFullPauses(durs, fullAt, fullPause)
 	rel := make([]float64, 0, n)
 	block := make([]float64, 0, 2*RelBlock)
 	for start := 0; start < n; {
@@ -437,6 +436,16 @@ func RelTail(durs []float64, fullAt []int, fullPause []float64, q float64) float
 	return Quantile(rel, q)
 }
 
+// withoutFullPauses is a copy of the steps, each less the pauses of the
+// full collections inside it (fullAt, fullPause: sparse, by step).
+func withoutFullPauses(durs []float64, fullAt []int, fullPause []float64) []float64 {
+	net := slices.Clone(durs)
+	for k, i := range fullAt {
+		net[i] -= fullPause[k]
+	}
+	return net
+}
+
 // yardstick is RunSummary.Yardstick: the typical step where some step
 // held no full collection, else the median step less the pauses of the
 // full collections inside it.
@@ -446,10 +455,7 @@ func (sm *Summarizer) yardstick(noGen2 func(int) bool, typical float64) float64 
 			return typical
 		}
 	}
-	net := slices.Clone(sm.durs)
-	for k, i := range sm.fullAt {
-		net[i] -= sm.fullPause[k]
-	}
+	net := withoutFullPauses(sm.durs, sm.fullAt, sm.fullPause)
 	SortFloat64s(net)
 	return Quantile(net, 0.5)
 }
