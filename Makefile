@@ -34,7 +34,9 @@ run: build
 # with them for a 2-core machine. The other packages run two at a time
 # (207 s -> 133 s here): their checks are on synthetic data, or exact on
 # real workers (schedules, counts), or as wide as fit's reproduced pause
-# (0.4x-2.5x of the traced one); they passed so beside a busy loop too.
+# (1/3x-3x of the traced one); they passed so beside a busy loop too.
+# fit and stats, the two longest, start first, so that neither runs alone
+# at the end; the worker's Python tests (no timings) run beside them.
 # -timeout: cmd/gcjitter starts ~70 torch workers; go test's 10-minute
 # default per package is too close on a loaded host.
 test: build
@@ -43,20 +45,25 @@ test: build
 	$(GO) vet ./...; \
 	unformatted=$$("$$($(GO) env GOROOT)/bin/gofmt" -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi; \
-	GCJITTER_PYTHON="$$py" $(GO) test -count=1 -p 2 -timeout 30m $$($(GO) list ./... | grep -v '/cmd/gcjitter$$'); \
-	GCJITTER_PYTHON="$$py" $(GO) test -count=1 -p 1 -timeout 30m ./cmd/gcjitter; \
-	cd bench && "$$py" -m unittest worker_test
+	ut=$$(mktemp); (cd bench && "$$py" -m unittest worker_test) >"$$ut" 2>&1 & utpid=$$!; \
+	GCJITTER_PYTHON="$$py" $(GO) test -count=1 -p 2 -timeout 30m ./fit ./stats $$($(GO) list ./... | grep -vE '/(cmd/gcjitter|fit|stats)$$'); \
+	if wait $$utpid; then tail -n 3 "$$ut"; else cat "$$ut"; rm -f "$$ut"; exit 1; fi; rm -f "$$ut"; \
+	GCJITTER_PYTHON="$$py" $(GO) test -count=1 -p 1 -timeout 30m ./cmd/gcjitter
 	@$(MAKE) --no-print-directory fuzz
 
 # The fuzzers of every reader of outside input: record streams, case files,
 # benchfmt files, baselines. Seed corpora: f.Add in the tests and
 # testdata/fuzz/. A failing input is saved there by go test.
+# -fuzzminimizetime: Go spends up to a minute shrinking each new input
+# that widens coverage, with no execs meanwhile (3-6 s stalls, a third of
+# a budget here); a count bounds it, and a crasher is still saved whole.
+FUZZMIN = -fuzzminimizetime $(or $(FUZZMINTIME),2000x)
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(or $(FUZZTIME),150000x) ./bench
-	$(GO) test -run '^$$' -fuzz '^FuzzFastStepAgreesWithJSON$$' -fuzztime $(or $(FUZZTIME),200000x) ./bench
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(or $(FUZZTIME),50000x) ./cases
-	$(GO) test -run '^$$' -fuzz '^FuzzBenchfmtCompare$$' -fuzztime $(or $(FUZZTIME),15000x) ./results
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(or $(FUZZTIME),300000x) ./golden
+	$(GO) test $(FUZZMIN) -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(or $(FUZZTIME),150000x) ./bench
+	$(GO) test $(FUZZMIN) -run '^$$' -fuzz '^FuzzFastStepAgreesWithJSON$$' -fuzztime $(or $(FUZZTIME),200000x) ./bench
+	$(GO) test $(FUZZMIN) -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(or $(FUZZTIME),50000x) ./cases
+	$(GO) test $(FUZZMIN) -run '^$$' -fuzz '^FuzzBenchfmtCompare$$' -fuzztime $(or $(FUZZTIME),15000x) ./results
+	$(GO) test $(FUZZMIN) -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(or $(FUZZTIME),300000x) ./golden
 
 # Harness overhead and other speed figures (see BENCHMARKS.md).
 bench: build

@@ -18,6 +18,7 @@ import (
 // invocation exits 3 naming the cause and what to do, the runs completed
 // before stay in a readable manifest, and compare still reads them.
 func TestRunDiskFull(t *testing.T) {
+	t.Parallel() // files and exit codes, not timings: beside the other such tests, after the serial ones
 	py := testpython.Torch(t)
 	dir := t.TempDir()
 	mnt := filepath.Join(dir, "small")

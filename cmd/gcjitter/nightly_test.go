@@ -22,6 +22,7 @@ var artifactPath = regexp.MustCompile(`^[A-Za-z0-9._/-]+$`)
 // gate.junit.xml, marked partial, with every artifact path safe to upload,
 // even for a variant named threshold:700,10,1000.
 func TestNightlyCutShortLeavesPartialReports(t *testing.T) {
+	t.Parallel() // files and exit codes, not timings: beside the other such tests, after the serial ones
 	py := testpython.Torch(t)
 	if _, err := exec.LookPath("timeout"); err != nil {
 		t.Skip("no timeout(1)")

@@ -35,6 +35,7 @@ variants:
 // interleaved (not the case's order), and the real benchstat reads the
 // benchfmt file without complaint, one row per variant.
 func TestRunEndToEnd(t *testing.T) {
+	t.Parallel() // files and exit codes, not timings: beside the other such tests, after the serial ones
 	py := testpython.Torch(t)
 	dir := t.TempDir()
 	casePath := filepath.Join(dir, "e2e.yaml")
@@ -131,6 +132,7 @@ func itoa(u uint32) string { return strconv.FormatUint(uint64(u), 10) }
 // manifest written and every run accounted for: the one in progress as
 // interrupted, the rest as skipped.
 func TestRunInterruptedExits130(t *testing.T) {
+	t.Parallel() // files and exit codes, not timings: beside the other such tests, after the serial ones
 	py := testpython.Torch(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -312,6 +312,7 @@ func TestScaleCommandBadInput(t *testing.T) {
 // the page draws one chart per case with a line per policy. Screenshot:
 // scale.png in GCJITTER_SCREENSHOT_DIR when set.
 func TestScaleChartInChromium(t *testing.T) {
+	t.Parallel() // files and exit codes, not timings: beside the other such tests, after the serial ones
 	browser := testbrowser.New(t)
 	dir := t.TempDir()
 	writeScaleResults(t, dir, 4, 200)
@@ -367,6 +368,7 @@ func TestScaleCommandWithoutOwn(t *testing.T) {
 // The report of a results directory with multi-rank runs carries the chart
 // at scale; one without them does not.
 func TestReportChartsScale(t *testing.T) {
+	t.Parallel() // files and exit codes, not timings: beside the other such tests, after the serial ones
 	dir := t.TempDir()
 	writeScaleResults(t, dir, 4, 200)
 	page := filepath.Join(t.TempDir(), "r.html")
