@@ -286,7 +286,8 @@ func TestPlanPowerRefusesAGateThatCannotFail(t *testing.T) {
 	// Against two runs this far apart no number of new runs can (the old
 	// wording offered "-runs more than 1000"): the baseline is remade.
 	if !errors.As(pw.Refused, &pe) || !strings.Contains(pe.Msg, "p50") ||
-		!strings.Contains(pe.Msg, "no number of new runs up to 1000 can against the baseline's 2: remake the baseline") {
+		!strings.Contains(pe.Msg, "no number of new runs up to 1000 can against the baseline's 2, nor a baseline of 30 runs") ||
+		!strings.Contains(pe.Msg, "remake the baseline where the host is quieter") {
 		t.Fatalf("refused %v, want a refusal naming p50 and what can decide", pw.Refused)
 	}
 	// Runs within 1% of each other: the same plan decides.
@@ -294,6 +295,37 @@ func TestPlanPowerRefusesAGateThatCannotFail(t *testing.T) {
 	p = plan(t, baseline(t, "test-cpu", spread(1, 1.01)), c)
 	if pw := p.PlanPower(); pw.Refused != nil {
 		t.Errorf("a tight baseline was refused: %v", pw.Refused)
+	}
+}
+
+// TestDetectBeyondTheDrift: a change under what the session drift lets
+// any size see is refused with that reason and the way that can see it
+// (a same-session A/B), not with advice to remake the baseline, which
+// golden update -detect would follow round in a circle; and CanGate with
+// the effect, which golden update -detect asks of what it wrote, gives
+// the same refusal.
+func TestDetectBeyondTheDrift(t *testing.T) {
+	tight := func(g *golden.Golden) {
+		for _, v := range g.Variants {
+			v.Runs[1]["p50"] = 1.01 * v.Runs[0]["p50"]
+		}
+	}
+	dir := baseline(t, "test-cpu", tight)
+	if refusal, err := CanGate([]*cases.Case{fixtureCase(t)}, dir, "test-cpu", results.Host{}, 0); err != nil || refusal != nil {
+		t.Fatalf("a doubling: %v, %v", refusal, err)
+	}
+	refusal, err := CanGate([]*cases.Case{fixtureCase(t)}, dir, "test-cpu", results.Host{}, 0.05)
+	if err != nil || refusal == nil {
+		t.Fatalf("+5%%: %v, %v, want a refusal", refusal, err)
+	}
+	for _, want := range []string{"this gate cannot see +5.00% (-detect)", "nor any baseline: the session drift of +7.50% a gate against another session allows leaves +",
+		"a same-session A/B (gcjitter ab) allows none"} {
+		if !strings.Contains(refusal.Error(), want) {
+			t.Errorf("the refusal lacks %q: %v", want, refusal)
+		}
+	}
+	if strings.Contains(refusal.Error(), "remake the baseline") {
+		t.Errorf("advises a remake no size can make good: %v", refusal)
 	}
 }
 

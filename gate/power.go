@@ -110,7 +110,7 @@ func (p *Plan) PlanPower() Power {
 					pw.Refused = &PlanError{fmt.Sprintf("this gate cannot fail: %s; %s", msg, bad)}
 					continue
 				}
-				pw.Refused = &PlanError{fmt.Sprintf("%s: %s; %s", cannot(effect), msg, moreRunsAdvice(stats.Plan([]stats.PlanItem{it}, opt), ci.oldRuns, p.History != nil))}
+				pw.Refused = &PlanError{fmt.Sprintf("%s: %s; %s", cannot(effect), msg, moreRunsAdvice(it, opt, ci.oldRuns, p.History != nil))}
 				continue
 			}
 			pw.Warnings = append(pw.Warnings, msg+": it will likely be unknown")
@@ -151,16 +151,35 @@ func cannot(effect float64) string {
 }
 
 // moreRunsAdvice names the new runs that would see the effect against the
-// runs the baseline holds, or says that the baseline itself must grow.
-func moreRunsAdvice(one stats.PlanResult, oldRuns int, fromHistory bool) string {
+// runs the baseline holds, or says that the baseline itself must grow, or,
+// where no baseline golden update -detect would make can see it either,
+// what limits it: the run-to-run spread, and the session drift a gate
+// against another session allows, which no number of runs removes. Advice
+// to remake a baseline that is already as large as it would get would
+// send the user round in a circle.
+func moreRunsAdvice(it stats.PlanItem, opt stats.PlanOptions, oldRuns int, fromHistory bool) string {
+	one := stats.Plan([]stats.PlanItem{it}, opt)
 	remake := "remake the baseline with more runs (golden update -detect, which sizes them)"
 	if fromHistory {
 		remake = "take more nights (history:N)"
 	}
-	if one.MinRuns == 0 {
+	if one.MinRuns > 0 {
+		return fmt.Sprintf("with -runs %d it can, or %s", one.MinRuns, remake)
+	}
+	largest := opt
+	largest.OldRuns, largest.NewRuns = max(oldRuns, DetectMaxRuns), max(opt.NewRuns, DetectMaxRuns)
+	if fromHistory || stats.Plan([]stats.PlanItem{it}, largest).OK {
 		return fmt.Sprintf("no number of new runs up to %d can against the baseline's %d: %s", stats.MaxRunsNeeded, oldRuns, remake)
 	}
-	return fmt.Sprintf("with -runs %d it can, or %s", one.MinRuns, remake)
+	unlimited := opt
+	unlimited.OldRuns, unlimited.NewRuns = stats.MaxRunsNeeded, stats.MaxRunsNeeded
+	if floor := stats.Plan([]stats.PlanItem{it}, unlimited).Detectable; it.Drift > 0 && floor > opt.Effect {
+		return fmt.Sprintf("no number of new runs up to %d can against the baseline's %d, nor any baseline: the session drift of %s a gate against another session allows leaves %s at any size; "+
+			"a same-session A/B (gcjitter ab) allows none, or ask -detect for what this size sees", stats.MaxRunsNeeded, oldRuns, stats.Pct(it.Drift), detectText(floor))
+	}
+	return fmt.Sprintf("no number of new runs up to %d can against the baseline's %d, nor a baseline of %d runs (golden update -detect's most), which would detect %s at this spread: "+
+		"remake the baseline where the host is quieter (golden update -detect, which sizes them)",
+		stats.MaxRunsNeeded, oldRuns, largest.OldRuns, detectText(stats.Plan([]stats.PlanItem{it}, largest).Detectable))
 }
 
 // CanGate says whether a gate of the cases at their baselines' sizes, with
@@ -170,14 +189,16 @@ func moreRunsAdvice(one stats.PlanResult, oldRuns int, fromHistory bool) string 
 // whose runs spread wide (sub-millisecond steps, short runs) passes
 // golden update yet leaves every gate against it refusing to run (exit 2):
 // golden update asks this of what it just wrote, and CI of what ships.
-// The cases are copied: New sets their sizes.
-func CanGate(cs []*cases.Case, dir, class string, host results.Host) (refusal, err error) {
+// The cases are copied: New sets their sizes. detect is the change a gate
+// -detect would ask for (0: none, a doubling), so that golden update
+// -detect says when a gate with the same -detect would be refused.
+func CanGate(cs []*cases.Case, dir, class string, host results.Host, detect float64) (refusal, err error) {
 	copies := make([]*cases.Case, len(cs))
 	for i, c := range cs {
 		cc := *c
 		copies[i] = &cc
 	}
-	p, err := New(copies, Options{Dir: dir, Class: class, Host: host, Warmup: -1})
+	p, err := New(copies, Options{Dir: dir, Class: class, Host: host, Warmup: -1, Detect: detect})
 	if err != nil {
 		return nil, err
 	}

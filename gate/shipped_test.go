@@ -23,7 +23,7 @@ func TestShippedBaselinesCanGate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		refusal, err := CanGate(quick, "../golden", class, results.Host{})
+		refusal, err := CanGate(quick, "../golden", class, results.Host{}, 0)
 		if err != nil {
 			t.Fatalf("%s: %v", class, err)
 		}

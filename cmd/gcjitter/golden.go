@@ -90,7 +90,7 @@ changed against the baseline it replaces.
 			for _, name := range names {
 				args = append(args, caseArg(name))
 			}
-			warnIfCannotGate(stderr, f, args, *dir, class, host)
+			warnIfCannotGate(stderr, f, args, *dir, class, host, detect)
 		}
 		return err
 	}
@@ -127,13 +127,17 @@ changed against the baseline it replaces.
 // their size could not fail against them (their runs spread too wide):
 // the refusal every gate would give, with the runs that would do. Cases
 // that cannot be loaded again (a -from directory's own) are not checked.
-func warnIfCannotGate(stderr io.Writer, f *commonFlags, args []string, dir, class string, host results.Host) {
+func warnIfCannotGate(stderr io.Writer, f *commonFlags, args []string, dir, class string, host results.Host, detect float64) {
 	cs, err := f.loadCases(args)
 	if err != nil {
 		return
 	}
-	if refusal, err := gate.CanGate(cs, dir, class, host); err == nil && refusal != nil {
-		fmt.Fprintf(stderr, "gcjitter golden update: warning: the baselines are written, but a gate against them at their size would refuse to run: %v\n", refusal)
+	if refusal, err := gate.CanGate(cs, dir, class, host, detect); err == nil && refusal != nil {
+		with := "a gate against them at their size"
+		if detect > 0 {
+			with = fmt.Sprintf("a gate -detect %s against them", stats.Pct(detect))
+		}
+		fmt.Fprintf(stderr, "gcjitter golden update: warning: the baselines are written, but %s would refuse to run: %v\n", with, refusal)
 	}
 }
 
