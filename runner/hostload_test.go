@@ -80,14 +80,27 @@ func TestOtherLoadSeesABurner(t *testing.T) {
 	defer burner.Wait()
 	defer burner.Process.Kill()
 	time.Sleep(50 * time.Millisecond)
+	// The burner's own ticks around the call are the truth: on a host
+	// already busy (make test beside a busy loop, another package's
+	// browser) the burner gets a share of a CPU, not a whole one (0.15 in
+	// one such run), and that share is what OtherLoad must report.
+	pid := burner.Process.Pid
+	t0, at0 := procTicks()[pid], time.Now()
 	other, busiest, ok := OtherLoad(context.Background(), 500*time.Millisecond)
 	if !ok {
 		t.Skip("/proc cannot say here")
 	}
-	if other < 0.5 {
-		t.Errorf("a CPU burner read as %.2f CPUs of other load, want at least 0.5", other)
+	t1, at1 := procTicks()[pid], time.Now()
+	share := float64(t1.ticks-t0.ticks) / clockTicks / at1.Sub(at0).Seconds()
+	if share < 0.1 {
+		t.Skipf("the burner got %.2f CPUs: the host is too busy to tell it apart", share)
 	}
-	if !slices.ContainsFunc(busiest, func(p ProcCPU) bool { return p.PID == burner.Process.Pid && p.Name == "sh" && p.CPUs > 0.3 }) {
-		t.Errorf("the burner (sh, pid %d) is not among the busiest: %+v", burner.Process.Pid, busiest)
+	if other < share-0.1 {
+		t.Errorf("a CPU burner using %.2f CPUs read as %.2f CPUs of other load", share, other)
+	}
+	if !slices.ContainsFunc(busiest, func(p ProcCPU) bool {
+		return p.PID == pid && p.Name == "sh" && math.Abs(p.CPUs-share) < 0.1
+	}) {
+		t.Errorf("the burner (sh, pid %d, %.2f CPUs by its own ticks) is not among the busiest at its share: %+v", pid, share, busiest)
 	}
 }
