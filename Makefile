@@ -45,9 +45,9 @@ test: build
 	$(GO) vet ./...; \
 	unformatted=$$("$$($(GO) env GOROOT)/bin/gofmt" -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi; \
-	ut=$$(mktemp); (cd bench && "$$py" -m unittest worker_test) >"$$ut" 2>&1 & utpid=$$!; \
+	ut=$$(mktemp); trap 'rm -f "$$ut"' EXIT; (cd bench && "$$py" -m unittest worker_test) >"$$ut" 2>&1 & utpid=$$!; \
 	GCJITTER_PYTHON="$$py" $(GO) test -count=1 -p 2 -timeout 30m ./fit ./stats $$($(GO) list ./... | grep -vE '/(cmd/gcjitter|fit|stats)$$'); \
-	if wait $$utpid; then tail -n 3 "$$ut"; else cat "$$ut"; rm -f "$$ut"; exit 1; fi; rm -f "$$ut"; \
+	if wait $$utpid; then tail -n 3 "$$ut"; else cat "$$ut"; exit 1; fi; \
 	GCJITTER_PYTHON="$$py" $(GO) test -count=1 -p 1 -timeout 30m ./cmd/gcjitter
 	@$(MAKE) --no-print-directory fuzz
 

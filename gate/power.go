@@ -168,7 +168,8 @@ func moreRunsAdvice(it stats.PlanItem, opt stats.PlanOptions, oldRuns int, fromH
 	}
 	largest := opt
 	largest.OldRuns, largest.NewRuns = max(oldRuns, DetectMaxRuns), max(opt.NewRuns, DetectMaxRuns)
-	if fromHistory || stats.Plan([]stats.PlanItem{it}, largest).OK {
+	atLargest := stats.Plan([]stats.PlanItem{it}, largest)
+	if fromHistory || atLargest.OK {
 		return fmt.Sprintf("no number of new runs up to %d can against the baseline's %d: %s", stats.MaxRunsNeeded, oldRuns, remake)
 	}
 	unlimited := opt
@@ -179,7 +180,7 @@ func moreRunsAdvice(it stats.PlanItem, opt stats.PlanOptions, oldRuns int, fromH
 	}
 	return fmt.Sprintf("no number of new runs up to %d can against the baseline's %d, nor a baseline of %d runs (golden update -detect's most), which would detect %s at this spread: "+
 		"remake the baseline where the host is quieter (golden update -detect, which sizes them)",
-		stats.MaxRunsNeeded, oldRuns, largest.OldRuns, detectText(stats.Plan([]stats.PlanItem{it}, largest).Detectable))
+		stats.MaxRunsNeeded, oldRuns, largest.OldRuns, detectText(atLargest.Detectable))
 }
 
 // CanGate says whether a gate of the cases at their baselines' sizes, with
