@@ -856,6 +856,41 @@ def _lookups(fn, first=None, last=None):
     return glob, attr
 
 
+class WarmEndTest(unittest.TestCase):
+    """warm.end: a warm child leaves without the interpreter's finalisation
+    but as an exit would otherwise (atexit, stdio, threads, its code); a
+    cold one exits as any program does."""
+
+    def _child(self, started):
+        script = textwrap.dedent("""
+            import atexit, os, sys, threading, time
+            sys.path.insert(0, %r)
+            from gcjitter_worker import warm
+            warm._STARTED = %r
+            class Finalised(object):
+                def __del__(self):
+                    os.write(1, b"finalised\\n")
+            marker = Finalised()
+            atexit.register(lambda: os.write(1, b"atexit\\n"))
+            threading.Thread(target=lambda: (time.sleep(0.2), os.write(1, b"thread\\n"))).start()
+            sys.stdout.write("buffered\\n")
+            warm.end(3)
+        """) % (BENCH, started)
+        p = subprocess.run([sys.executable, "-c", script], stdout=subprocess.PIPE, timeout=60)
+        return p.returncode, p.stdout.decode().split()
+
+    def test_warm_child_skips_finalisation_only(self):
+        code, out = self._child("warm")
+        self.assertEqual(code, 3)
+        self.assertEqual(sorted(out), ["atexit", "buffered", "thread"])
+
+    def test_cold_run_exits_as_any_program(self):
+        code, out = self._child("cold")
+        self.assertEqual(code, 3)
+        self.assertIn("finalised", out)
+        self.assertEqual(sorted(set(out) - {"finalised"}), ["atexit", "buffered", "thread"])
+
+
 class HotLoopTest(unittest.TestCase):
     """The hot loop's lookups per step and the callback's per event: a new
     one has to be a decision, not an accident of a refactor."""
