@@ -10,6 +10,7 @@ import (
 
 	"github.com/gcjitter/gcjitter/bench"
 	"github.com/gcjitter/gcjitter/cases"
+	"github.com/gcjitter/gcjitter/stats"
 )
 
 // TestWarmProof is the measurement behind BENCHMARKS.md's table of warm
@@ -41,7 +42,7 @@ func TestWarmProof(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("| case | size | variants with identical schedule, census | p50 cold (spread) | p50 warm (spread) | warm/cold p50 | collections/run cold, warm | peak RSS cold, warm | RSS growth/1k steps cold, warm |")
+	t.Logf("| case | size | variants with identical schedule, census | p50 cold (spread) | p50 warm (spread) | warm/cold p50 [interval] verdict | collections/run cold, warm | peak RSS cold, warm | RSS growth/1k steps cold, warm |")
 	for _, c := range all {
 		if c.Ranks > 1 || c.Launcher != "" || !match.MatchString(c.Name) {
 			continue
@@ -88,6 +89,7 @@ func TestWarmProof(t *testing.T) {
 		var p50 [2]string
 		var mid [2]float64
 		var colls, rss, growth [2]string
+		var runP50 [2][]float64
 		for k, runs := range sides {
 			var p []float64
 			var peak, grow []float64
@@ -110,6 +112,7 @@ func TestWarmProof(t *testing.T) {
 				peak = append(peak, float64(top)/(1<<20))
 				grow = append(grow, float64(last-first)/(1<<20)/float64(len(ns))*1000)
 			}
+			runP50[k] = p
 			mid[k] = median(p)
 			p50[k] = fmt.Sprintf("%.3f ms (%.1f%%)", mid[k], 100*iqr(p)/mid[k])
 			g := runs[0].End.GCStats
@@ -123,8 +126,12 @@ func TestWarmProof(t *testing.T) {
 			rss[k] = fmt.Sprintf("%.0f MiB", median(peak))
 			growth[k] = fmt.Sprintf("%.1f MiB", median(grow))
 		}
-		t.Logf("| %s | %d+%d steps, %d a side | %d/%d, %d/%d | %s | %s | %.3f | %s, %s | %s, %s | %s, %s |", c.Name, c.Steps, c.Warmup, n,
-			same, len(c.Variants), sameCensus, len(c.Variants), p50[0], p50[1], mid[1]/mid[0], colls[0], colls[1], rss[0], rss[1], growth[0], growth[1])
+		// The p50s warm against cold by the comparison gcjitter makes
+		// between two sides of one session (stats.Compare, a 2% floor):
+		// "same" when its interval lies within ±2%.
+		row := stats.Compare([]stats.Pair{{Bench: c.Name, Metric: "p50", Unit: "ms", Better: -1, Old: runP50[0], New: runP50[1]}}, stats.Options{DefaultFloor: 0.02})[0]
+		t.Logf("| %s | %d+%d steps, %d a side | %d/%d, %d/%d | %s | %s | %.3f [%.3f, %.3f] %s | %s, %s | %s, %s | %s, %s |", c.Name, c.Steps, c.Warmup, n,
+			same, len(c.Variants), sameCensus, len(c.Variants), p50[0], p50[1], mid[1]/mid[0], 1+row.ChangeLo, 1+row.ChangeHi, row.Verdict, colls[0], colls[1], rss[0], rss[1], growth[0], growth[1])
 	}
 }
 
