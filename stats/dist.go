@@ -50,8 +50,8 @@ func tCritical(level, df float64) float64 {
 	lgamma := func(x float64) float64 { v, _ := math.Lgamma(x); return v }
 	logNorm := lgamma((df+1)/2) - lgamma(df/2) - 0.5*math.Log(df*math.Pi)
 	x := lo + (hi-lo)/2
+	p := tPValue(x, df) // always x's
 	for range 200 {
-		p := tPValue(x, df)
 		if p > level {
 			lo = x
 		} else {
@@ -66,14 +66,14 @@ func tCritical(level, df float64) float64 {
 		if next <= lo || next >= hi || math.Abs(next-x) <= 1e-15*x {
 			break
 		}
-		x = next
+		x, p = next, tPValue(next, df)
 	}
 	// The critical value is the least c with p <= level, so that |t| >= c
 	// exactly when t is significant at level (Holm's thresholds and the
 	// intervals agree): step the last ulps to it, or bisect what is left
 	// where that is more.
 	c := x
-	if tPValue(c, df) <= level {
+	if p <= level {
 		hi = c
 		for range 16 {
 			below := math.Nextafter(c, 0)
