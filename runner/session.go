@@ -353,6 +353,10 @@ func (s *Session) runOne(ctx context.Context, script string, p PlannedRun, r *re
 		runRanks = g.Run
 	} else {
 		workers := make([]*Worker, ranks)
+		var group *WarmGroup
+		if ranks > 1 && s.warm != nil {
+			group = NewWarmGroup(ranks)
+		}
 		for k := range ranks {
 			stderr, err := os.Create(filepath.Join(s.Dir, r.RankStderr(k)))
 			if err != nil {
@@ -370,11 +374,7 @@ func (s *Session) runOne(ctx context.Context, script string, p PlannedRun, r *re
 				Stdout:      stderr, Stderr: stderr, Grace: s.Grace,
 				Startup: time.Duration(c.Timeouts.Startup), Silence: time.Duration(c.Timeouts.Silence), Total: time.Duration(c.Timeouts.Total),
 			}
-			if ranks == 1 {
-				// Multi-rank runs start cold: their ranks start together
-				// and one server serves one run at a time.
-				workers[k].Warm, workers[k].Torch = s.warm, c.NeedsTorch()
-			}
+			workers[k].Warm, workers[k].Torch, workers[k].Group = s.warm, c.NeedsTorch(), group
 		}
 		workers[0].OnRecord = progress
 		runRanks = func(ctx context.Context) ([]*Result, error) { return RunGroup(ctx, workers) }

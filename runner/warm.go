@@ -218,20 +218,30 @@ func (s *warmServer) close() {
 	})
 }
 
-// warmRun is a run started by a server: what Worker.Run needs of a process.
+// warmRun is a process started by a server: what Worker.Run needs of
+// one.
 type warmRun struct {
 	pid  int
-	wait func() (code int, signal string, err error)
-	// cpu is the run's CPU time, which its server reaped (set by wait):
-	// gcjitter's own rusage cannot see it.
+	exit chan string // its "exit" line; closed unread when the server ended
+	// cpu is the process's CPU time, which its server reaped (set by
+	// wait): gcjitter's own rusage cannot see it.
 	cpu time.Duration
 }
 
-// start asks s for a run with args whose records, stdout and stderr go to
-// the write ends given (stdout nil: /dev/null). It returns once the child
-// has its process group and its channels, so the caller can close its
-// copies of the write ends.
-func (s *warmServer) start(args []string, records, stdout, stderr *os.File) (*warmRun, error) {
+// warmProc is one process of a request: a single-rank run's, or one
+// rank's of a multi-rank run.
+type warmProc struct {
+	records, stdout, stderr *os.File // write ends; stdout nil: /dev/null
+	env                     []string // KEY=VALUE entries the server's environment lacks or differs in
+	args                    []string
+}
+
+// start asks s for procs, forked together (a multi-rank run's ranks wait
+// on each other's collectives, so none may wait for another's start). It
+// returns once every child has its process group and its channels, so
+// the caller can close its copies of the write ends; when one cannot, the
+// others are killed and reaped and none is returned.
+func (s *warmServer) start(procs []warmProc) ([]*warmRun, error) {
 	s.busy.Lock()
 	fd := func(f *os.File) string {
 		if f == nil {
@@ -239,51 +249,118 @@ func (s *warmServer) start(args []string, records, stdout, stderr *os.File) (*wa
 		}
 		return strconv.Itoa(int(f.Fd()))
 	}
-	body := strings.Join(append([]string{strconv.Itoa(os.Getpid()), fd(records), fd(stdout), fd(stderr)}, args...), "\x00")
-	if _, err := fmt.Fprintf(s.in, "%d\n%s", len(body), body); err != nil {
+	var req strings.Builder
+	fmt.Fprintf(&req, "%d\n", len(procs))
+	for _, p := range procs {
+		fields := append([]string{strconv.Itoa(os.Getpid()), fd(p.records), fd(p.stdout), fd(p.stderr), strconv.Itoa(len(p.env))}, p.env...)
+		body := strings.Join(append(fields, p.args...), "\x00")
+		fmt.Fprintf(&req, "%d\n%s", len(body), body)
+	}
+	if _, err := io.WriteString(s.in, req.String()); err != nil {
 		s.busy.Unlock()
 		return nil, fmt.Errorf("warm server: %w", err)
 	}
-	line, ok := <-s.msgs
-	pid, err := 0, error(nil)
-	switch {
-	case !ok:
-		err = s.lost()
-	case strings.HasPrefix(line, "started "):
-		pid, err = strconv.Atoi(strings.TrimPrefix(line, "started "))
-	default:
-		// The child could not take its channels; the server reports its
-		// exit next.
-		err = fmt.Errorf("warm start failed: %s", strings.TrimPrefix(line, "error "))
-		<-s.msgs
-	}
-	if err != nil || pid <= 0 {
-		s.busy.Unlock()
-		if err == nil {
-			err = fmt.Errorf("warm server: bad reply %q", line)
-		}
-		return nil, err
-	}
-	run := &warmRun{pid: pid}
-	run.wait = func() (int, string, error) {
-		defer s.busy.Unlock()
+	runs := make([]*warmRun, len(procs))
+	var exits []string // exits read while children were still starting
+	var err error
+	for answered := 0; answered < len(procs); {
 		line, ok := <-s.msgs
 		if !ok {
-			return 0, "", s.lost()
+			for _, r := range runs {
+				if r != nil {
+					syscall.Kill(-r.pid, syscall.SIGKILL)
+				}
+			}
+			s.busy.Unlock()
+			return nil, s.lost()
 		}
-		var p, status int
-		var cpuNS int64
-		if _, err := fmt.Sscanf(line, "exit %d %d %d", &p, &status, &cpuNS); err != nil || p != pid {
-			return 0, "", fmt.Errorf("warm server: bad reply %q", line)
+		var pid, i int
+		switch {
+		case strings.HasPrefix(line, "exit "):
+			exits = append(exits, line)
+			continue
+		case strings.HasPrefix(line, "started "):
+			if _, e := fmt.Sscanf(line, "started %d %d", &pid, &i); e != nil || i < 0 || i >= len(procs) || runs[i] != nil || pid <= 0 {
+				err = fmt.Errorf("warm server: bad reply %q", line)
+				break
+			}
+			runs[i] = &warmRun{pid: pid, exit: make(chan string, 1)}
+		default:
+			// The child could not take its channels; the server reports
+			// its exit with the others'.
+			err = fmt.Errorf("warm start failed: %s", strings.TrimPrefix(line, "error "))
 		}
-		run.cpu = time.Duration(cpuNS)
-		ws := syscall.WaitStatus(status)
-		if ws.Signaled() {
-			return -1, signalName(ws.Signal()), nil
-		}
-		return ws.ExitStatus(), "", nil
+		answered++
 	}
-	return run, nil
+	if err != nil {
+		// Nothing measured has begun: stop the children that started and
+		// let the server report every exit before it serves again.
+		for _, r := range runs {
+			if r != nil {
+				syscall.Kill(-r.pid, syscall.SIGKILL)
+			}
+		}
+		for n := len(exits); n < len(procs); n++ {
+			if _, ok := <-s.msgs; !ok {
+				break
+			}
+		}
+		s.busy.Unlock()
+		return nil, err
+	}
+	go s.deliver(runs, exits)
+	return runs, nil
+}
+
+// deliver hands each child's "exit" line to its run, exits being the
+// ones read before all had started, and frees the server for the next
+// request once all are in. A server that ends first closes the runs'
+// channels: their exits are lost.
+func (s *warmServer) deliver(runs []*warmRun, exits []string) {
+	defer s.busy.Unlock()
+	byPID := make(map[int]*warmRun, len(runs))
+	for _, r := range runs {
+		byPID[r.pid] = r
+	}
+	for len(byPID) > 0 {
+		var line string
+		if len(exits) > 0 {
+			line, exits = exits[0], exits[1:]
+		} else if l, ok := <-s.msgs; ok {
+			line = l
+		} else {
+			for _, r := range byPID {
+				close(r.exit)
+			}
+			return
+		}
+		var pid int
+		if _, err := fmt.Sscanf(line, "exit %d", &pid); err != nil || byPID[pid] == nil {
+			continue // not one of ours: nothing waits for it
+		}
+		byPID[pid].exit <- line
+		delete(byPID, pid)
+	}
+}
+
+// wait is the run's exit code, or the signal that killed it; the error
+// is a server that ended before it reported the exit.
+func (r *warmRun) wait(s *warmServer) (int, string, error) {
+	line, ok := <-r.exit
+	if !ok {
+		return 0, "", s.lost()
+	}
+	var p, status int
+	var cpuNS int64
+	if _, err := fmt.Sscanf(line, "exit %d %d %d", &p, &status, &cpuNS); err != nil || p != r.pid {
+		return 0, "", fmt.Errorf("warm server: bad reply %q", line)
+	}
+	r.cpu = time.Duration(cpuNS)
+	ws := syscall.WaitStatus(status)
+	if ws.Signaled() {
+		return -1, signalName(ws.Signal()), nil
+	}
+	return ws.ExitStatus(), "", nil
 }
 
 // LostServerError is a warm server that ended while it held a run: the
@@ -305,7 +382,8 @@ func (s *warmServer) lost() error {
 	return &LostServerError{why}
 }
 
-// warmKey names the server a run can use: all but the hash seed.
+// warmKey names the server a run can use: all but the hash seed and
+// the entries a process brings itself (ownEnv).
 func warmKey(python, script string, torch bool, env []string) string {
 	key := []string{python, script, strconv.FormatBool(torch)}
 	for _, kv := range env {
@@ -314,4 +392,132 @@ func warmKey(python, script string, torch bool, env []string) string {
 		}
 	}
 	return strings.Join(key, "\x00")
+}
+
+// ownEnv splits env into what a server is started with and what each of
+// its children sets for itself: the rank entries (GroupEnv's), which
+// differ between the ranks of one run and the rendezvous port between
+// runs, so that every rank of every run of a multi-rank case forks from
+// one server.
+func ownEnv(env []string) (server, own []string) {
+	rankKeys := GroupEnv(0, 1, 0)
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := rankKeys[k]; ok {
+			own = append(own, kv)
+		} else {
+			server = append(server, kv)
+		}
+	}
+	return server, own
+}
+
+// startOne starts one process from p's server for key; nil (no error)
+// when the pool cannot serve it, so it starts cold. The error is ctx's.
+func (p *Warm) startOne(ctx context.Context, key string, how serverSpec, proc warmProc) (*warmRun, *warmServer, error) {
+	s, err := p.server(ctx, key, how.python, how.script, how.torch, how.env, how.startup)
+	if s == nil || err != nil {
+		return nil, nil, err
+	}
+	runs, err := s.start([]warmProc{proc})
+	if err != nil {
+		// Nothing of the run has started: it starts cold, and the next
+		// asks for a new server.
+		p.drop(s, err)
+		return nil, nil, nil
+	}
+	return runs[0], s, nil
+}
+
+// serverSpec is how to start a server.
+type serverSpec struct {
+	python, script string
+	torch          bool
+	env            []string
+	startup        time.Duration
+}
+
+// WarmGroup starts the ranks of one multi-rank run together, from one
+// server: each rank's Worker joins it, and the last to join asks the
+// server for all of them. Either every rank starts warm or every rank
+// starts cold. Make one per run with NewWarmGroup.
+type WarmGroup struct {
+	n        int
+	mu       sync.Mutex
+	keys     []string
+	procs    []warmProc
+	spec     serverSpec
+	starting bool // all joined: they wait for ready, whatever their context
+	gaveUp   bool // one left before all had joined: the group starts cold
+	ready    chan struct{}
+	runs     []*warmRun
+	server   *warmServer
+	err      error
+}
+
+// NewWarmGroup is a group for a run of ranks processes.
+func NewWarmGroup(ranks int) *WarmGroup {
+	return &WarmGroup{n: ranks, ready: make(chan struct{})}
+}
+
+// join adds proc and waits for the others; it returns proc's run, or
+// nil (no error) when the group starts cold. The error is ctx's, when
+// it ended before every rank had joined.
+func (g *WarmGroup) join(ctx context.Context, pool *Warm, key string, spec serverSpec, proc warmProc) (*warmRun, *warmServer, error) {
+	g.mu.Lock()
+	if g.gaveUp {
+		g.mu.Unlock()
+		return nil, nil, g.err
+	}
+	slot := len(g.procs)
+	g.keys, g.procs = append(g.keys, key), append(g.procs, proc)
+	if slot == 0 {
+		g.spec = spec
+	}
+	if len(g.procs) == g.n {
+		g.starting = true
+		g.mu.Unlock()
+		g.start(ctx, pool)
+	} else {
+		g.mu.Unlock()
+	}
+	select {
+	case <-g.ready:
+	case <-ctx.Done():
+		g.mu.Lock()
+		if !g.starting {
+			g.gaveUp, g.err = true, ctx.Err()
+			close(g.ready) // the others' contexts ended too (RunGroup's is theirs)
+			g.mu.Unlock()
+			return nil, nil, g.err
+		}
+		g.mu.Unlock()
+		<-g.ready // the children are forked: this rank must supervise its own
+	}
+	if g.runs == nil {
+		return nil, nil, g.err
+	}
+	return g.runs[slot], g.server, nil
+}
+
+// start asks one server for every rank: the ranks differ only in their
+// own entries (ownEnv), or the group starts cold.
+func (g *WarmGroup) start(ctx context.Context, pool *Warm) {
+	defer close(g.ready)
+	for _, k := range g.keys {
+		if k != g.keys[0] {
+			return
+		}
+	}
+	s, err := pool.server(ctx, g.keys[0], g.spec.python, g.spec.script, g.spec.torch, g.spec.env, g.spec.startup)
+	if s == nil || err != nil {
+		g.err = err
+		return
+	}
+	runs, err := s.start(g.procs)
+	if err != nil {
+		pool.drop(s, err)
+		return
+	}
+	g.runs, g.server = runs, s
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -295,5 +296,128 @@ func TestWarmRunStopsLikeACold(t *testing.T) {
 	w.Python = filepath.Join(t.TempDir(), "no-python")
 	if _, err = w.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "no-python") {
 		t.Errorf("a missing interpreter: %v", err)
+	}
+}
+
+// startGroup runs one variant of the multi-rank case c as the session
+// does (every rank at once, RunGroup), warm (from pool) or cold (pool
+// nil), with --census; the results are per rank.
+func startGroup(t testing.TB, ctx context.Context, pool *Warm, py, script string, c *cases.Case, v cases.Variant, name string, onRecord func(rank int, r bench.Record)) []*Result {
+	t.Helper()
+	port, err := FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := c.WorkerConfig(v)
+	cfg.Census = true
+	var group *WarmGroup
+	if pool != nil {
+		group = NewWarmGroup(c.Ranks)
+	}
+	ranks := make([]*Worker, c.Ranks)
+	for k := range ranks {
+		ranks[k] = &Worker{Python: py, Script: script, Args: cfg.Args(),
+			Env:         WorkerEnv(ParentEnv(), 7, threadsFor(c), c.Env, v.Env, GroupEnv(k, c.Ranks, port)),
+			RecordsPath: filepath.Join(t.TempDir(), fmt.Sprintf("%s-rank%d.jsonl", name, k)),
+			Warm:        pool, Torch: c.NeedsTorch(), Group: group, Grace: time.Second,
+			Startup: 5 * time.Minute, Silence: 5 * time.Minute}
+		if onRecord != nil {
+			ranks[k].OnRecord = func(r bench.Record) { onRecord(k, r) }
+		}
+	}
+	res, err := RunGroup(ctx, ranks)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
+// TestWarmGroupHasTheColdSchedule: the ranks of a multi-rank run fork
+// together from one server, each with its own rank's environment, and
+// each makes the collections its cold rank makes, over the same heap
+// (straggler-gc: per-rank garbage, so a rank that took another's RANK
+// would make another's schedule). Every run of the case uses the same
+// server. A group cancelled mid-run is stopped rank by rank, and the
+// server serves the next one.
+func TestWarmGroupHasTheColdSchedule(t *testing.T) {
+	if !WarmSupported() {
+		t.Skip("no warm starts on this platform")
+	}
+	py := torchPython(t)
+	script, err := bench.WriteWorker(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := NewWarm(nil)
+	defer noServerLeft(t)
+	defer pool.Close()
+	c := builtinCase(t, "straggler-gc")
+	c.Ranks, c.Steps = 2, 120 // each rank's first full collection within 120 steps
+	ctx := context.Background()
+	for _, v := range c.Variants[:2] { // default, manual:40
+		cold := startGroup(t, ctx, nil, py, script, c, v, v.Name+"-cold", nil)
+		warm := startGroup(t, ctx, pool, py, script, c, v, v.Name+"-warm", nil)
+		for k := range cold {
+			for _, r := range []*Result{cold[k], warm[k]} {
+				if r.Failed() {
+					t.Fatalf("%s rank %d: %s\n%s", v.Name, k, r.Reason(), r.StderrTail)
+				}
+			}
+			if cold[k].Stream.Meta.Start != "cold" || warm[k].Stream.Meta.Start != "warm" {
+				t.Fatalf("%s rank %d: started %s and %s, want cold and warm", v.Name, k, cold[k].Stream.Meta.Start, warm[k].Stream.Meta.Start)
+			}
+			if warm[k].Stream.Meta.Rank != k {
+				t.Errorf("%s: the warm run's rank %d says it is rank %d", v.Name, k, warm[k].Stream.Meta.Rank)
+			}
+			sameCollections(t, fmt.Sprintf("%s rank %d", v.Name, k), cold[k], warm[k])
+			if census(warm[k].Stream)[2] == 0 {
+				t.Errorf("%s rank %d: no full collection in %d steps: the census compares nothing", v.Name, k, c.Steps)
+			}
+			if warm[k].UnreapedCPU <= 0 {
+				t.Errorf("%s rank %d: no CPU time came back with the warm rank's exit", v.Name, k)
+			}
+		}
+		if d := firstDiff(schedule(warm[0].Stream), schedule(warm[1].Stream)); d == "" && v.Policy == "default" {
+			t.Errorf("%s: both warm ranks made one schedule: per-rank garbage should part them", v.Name)
+		}
+	}
+	if pool.started != 1 {
+		t.Fatalf("%d servers started for one case's multi-rank runs, want 1", pool.started)
+	}
+
+	// Cancelled at rank 1's 10th step: every rank stopped, none left.
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pids := make([]int, c.Ranks)
+	var mu sync.Mutex
+	res := startGroup(t, cctx, pool, py, script, c, c.Variants[0], "cancelled", func(rank int, r bench.Record) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch r := r.(type) {
+		case *bench.Meta:
+			pids[rank] = r.PID
+		case *bench.Step:
+			if rank == 1 && r.Index == 10 {
+				cancel()
+			}
+		}
+	})
+	for k, r := range res {
+		if !errors.Is(r.Stopped, context.Canceled) || r.Stream.Meta.Start != "warm" {
+			t.Errorf("rank %d of a cancelled warm group: %s (stopped: %v)", k, r.Reason(), r.Stopped)
+		}
+		if err := syscall.Kill(pids[k], 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("rank %d (pid %d) still exists after its run returned: %v", k, pids[k], err)
+		}
+	}
+	short := *c
+	short.Steps = 5
+	for k, r := range startGroup(t, ctx, pool, py, script, &short, c.Variants[0], "after", nil) {
+		if r.Failed() || r.Stream.Meta.Start != "warm" {
+			t.Errorf("rank %d after a cancelled group: %s, started %s", k, r.Reason(), r.Stream.Meta.Start)
+		}
+	}
+	if pool.started != 1 {
+		t.Errorf("%d servers started, want the one", pool.started)
 	}
 }

@@ -41,6 +41,9 @@ type Worker struct {
 	// interpreter; the run starts cold where the pool cannot serve it.
 	Warm  *Warm
 	Torch bool
+	// Group, with Warm, starts this rank with the other ranks of its run
+	// from one server (a multi-rank run's ranks must start together).
+	Group *WarmGroup
 }
 
 // process is a started run: its pid (and process group) and how to wait
@@ -317,14 +320,18 @@ func (w *Worker) startWarm(ctx context.Context, args []string, records *os.File,
 	if env == nil {
 		env = os.Environ()
 	}
-	s, err := w.Warm.server(ctx, warmKey(w.Python, w.Script, w.Torch, env), w.Python, w.Script, w.Torch, env, w.Startup)
-	if s == nil || err != nil {
-		return nil, err
-	}
+	serverEnv, own := ownEnv(env)
+	key := warmKey(w.Python, w.Script, w.Torch, serverEnv)
+	spec := serverSpec{python: w.Python, script: w.Script, torch: w.Torch, env: serverEnv, startup: w.Startup}
 	// The child writes to pipes of ours, copied as exec.Cmd copies a
 	// cold run's output; a file is passed as it is.
 	var copies sync.WaitGroup
 	var closers []*os.File
+	defer func() {
+		for _, f := range closers {
+			f.Close() // the child has its own
+		}
+	}()
 	pipe := func(to io.Writer) (*os.File, error) {
 		if f, ok := to.(*os.File); ok || to == nil {
 			return f, nil
@@ -342,29 +349,33 @@ func (w *Worker) startWarm(ctx context.Context, args []string, records *os.File,
 		}()
 		return pw, nil
 	}
-	var stdout *os.File
-	var errOut *os.File
+	proc := warmProc{records: records, env: own, args: args}
+	var err error
 	if w.Stdout != nil {
-		if stdout, err = pipe(w.Stdout); err != nil {
+		if proc.stdout, err = pipe(w.Stdout); err != nil {
 			return nil, err
 		}
 	}
-	if errOut, err = pipe(stderr); err != nil {
+	if proc.stderr, err = pipe(stderr); err != nil {
 		return nil, err
 	}
-	run, err := s.start(args, records, stdout, errOut)
-	for _, f := range closers {
-		f.Close() // the child has its own
+	var run *warmRun
+	var s *warmServer
+	if w.Group != nil {
+		run, s, err = w.Group.join(ctx, w.Warm, key, spec, proc)
+	} else {
+		run, s, err = w.Warm.startOne(ctx, key, spec, proc)
 	}
-	if err != nil {
-		// Nothing of the run has started: it starts cold, and the next
-		// asks for a new server.
+	for _, f := range closers {
+		f.Close()
+	}
+	closers = nil
+	if run == nil {
 		copies.Wait()
-		w.Warm.drop(s, err)
-		return nil, nil
+		return nil, err
 	}
 	return &process{pid: run.pid, wait: func() (int, string, error) {
-		code, signal, err := run.wait()
+		code, signal, err := run.wait(s)
 		copies.Wait()
 		return code, signal, err
 	}, unreaped: func() time.Duration { return run.cpu }}, nil

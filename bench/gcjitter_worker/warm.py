@@ -24,21 +24,27 @@ _MODULES_AT_FORK = 0
 def serve_warm(argv):
     """The fork server gcjitter's runner starts once per interpreter and
     environment: it imports torch (with --torch), collects, says "ready" on
-    stdout and then reads run requests on stdin, forking one child per run
-    and reporting "started PID" (from the child, once its process group and
-    its channels are in place) and "exit PID STATUS CPU_NS" (the wait
-    status, and the CPU time of the child and of the server since its last
-    report).
+    stdout and then reads run requests on stdin. A request is one run's
+    processes: one for a single-rank run, one per rank for a multi-rank
+    one, all forked before any is waited for (their collectives wait on
+    each other). Each child reports "started PID I" (I: its place in the
+    request), once its process group and its channels are in place, or
+    "error I WHY"; the server reports "exit PID STATUS CPU_NS" for each
+    (the wait status, and the CPU time of the children reaped and of the
+    server since its last report).
 
     It returns only in a child, with the run's arguments, to main(), which
     then runs as in a cold process: the server's frames are gone, and it
     imports nothing a cold run would import later (json, socket and
     argparse come with the run), so the heap a run starts from, and its
-    GC schedule, are a cold run's. A request is "LEN\n" then LEN bytes:
-    the runner's pid, the fd numbers (in the runner) of the run's records,
-    stdout and stderr pipes ("-": /dev/null), then the run's arguments,
-    separated by NUL bytes. The child opens the pipes through
-    /proc/PID/fd, so no module beyond os is needed to pass them."""
+    GC schedule, are a cold run's. A request is "N\n", then N times
+    "LEN\n" and LEN bytes: the runner's pid, the fd numbers (in the
+    runner) of the process's records, stdout and stderr pipes ("-":
+    /dev/null), the number K of environment entries that differ from the
+    server's (a rank's RANK, MASTER_PORT, ...), those K entries
+    (KEY=VALUE), then the arguments, separated by NUL bytes. The child
+    opens the pipes through /proc/PID/fd, so no module beyond os is needed
+    to pass them."""
     if argv[:1] == ["--torch"]:
         import torch  # noqa: F401  (what every torch run imports first)
     # torch's import formats its stack (torch.cuda's queued calls), which
@@ -49,45 +55,59 @@ def serve_warm(argv):
     if linecache is not None:
         linecache.cache.pop(__file__, None)
     gc.collect()
-    # Hold fd 3 (a child's record channel), so the module pipe's ends are
+    # Hold fd 3 (a child's record channel), so the module pipes' ends are
     # above the fds a child takes over.
     hold = os.open(os.devnull, os.O_RDONLY)
-    spent = 0.0  # CPU seconds of the server and its reaped children reported so far
+    spent = [0.0]  # CPU seconds of the server and its reaped children reported so far
     os.write(1, b"ready\n")
     while True:
-        req = _read_request(0)
-        if req is None:
+        reqs = _read_group(0)
+        if reqs is None:
             os._exit(0)  # the runner closed the pipe: the session is over
-        mr, mw = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            os.close(mr)
-            os.close(hold)
-            return _warm_child(req, mw)
-        os.close(mw)
-        try:
-            os.setpgid(pid, pid)  # also here, so the group exists before "started"
-        except OSError:
-            pass  # the child set it, or has already exited
+        children = {}  # pid -> the read end of its module pipe
+        for i, req in enumerate(reqs):
+            mr, mw = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                for fd in list(children.values()) + [mr, hold]:
+                    os.close(fd)
+                return _warm_child(req, i, mw)
+            os.close(mw)
+            try:
+                os.setpgid(pid, pid)  # also here, so the group exists before "started"
+            except OSError:
+                pass  # the child set it, or has already exited
+            children[pid] = mr
+        _reap(children, spent)
+
+
+def _reap(children, spent):
+    """Waits for a request's children, reporting each exit as it comes;
+    the last is reported after the preload, so the runner's next run
+    never meets it."""
+    modules = []
+    while children:
         # waitpid, not wait4: wait4 imports the resource module into this
         # server, and every later child would start with its 35 objects,
         # which a cold run's heap does not hold at the reset (the census
         # differed by 35 objects per full collection).
-        while True:
-            try:
-                _, status = os.waitpid(pid, 0)
-                break
-            except InterruptedError:
-                continue
-        _preload(mr)
+        try:
+            pid, status = os.waitpid(-1, 0)
+        except InterruptedError:
+            continue
+        if pid not in children:
+            continue
+        modules.append(_read_modules(children.pop(pid)))
+        if not children:
+            _preload(modules)
         # The child's CPU time, which this server reaped (os.times counts
         # reaped children), and the server's own since its last report
         # (its import, the preload): the runner's rusage sees neither, and
         # would count them as other load.
         t = os.times()
         total = t.user + t.system + t.children_user + t.children_system
-        cpu_ns = int((total - spent) * 1e9)
-        spent = total
+        cpu_ns = int((total - spent[0]) * 1e9)
+        spent[0] = total
         os.write(1, b"exit %d %d %d\n" % (pid, status, cpu_ns))
 
 
@@ -132,12 +152,8 @@ def _report_modules():
     os.close(fd)
 
 
-def _preload(fd):
-    """In the server, after a child ended: import what the child had
-    imported before its collector's reset (torch 2's optimizers import
-    torch._dynamo and some 900 modules lazily: 0.8 s a run). Only those:
-    a module a cold run imports after the reset must stay unimported, or
-    the run's schedule would move. Then collect, as after torch."""
+def _read_modules(fd):
+    """What a child wrote on its module pipe (it has ended), as names."""
     data = b""
     while True:
         c = os.read(fd, 1 << 16)
@@ -145,8 +161,19 @@ def _preload(fd):
             break
         data += c
     os.close(fd)
-    new = [n for n in data.decode("utf-8", "replace").split("\n")
-           if n and n not in sys.modules and not n.startswith("__")]
+    return data.decode("utf-8", "replace").split("\n")
+
+
+def _preload(reported):
+    """In the server, after a request's children ended: import what they
+    had imported before their collector's reset (torch 2's optimizers
+    import torch._dynamo and some 900 modules lazily: 0.8 s a run). Only
+    those: a module a cold run imports after the reset must stay
+    unimported, or the run's schedule would move. Then collect, as after
+    torch."""
+    new = []
+    for names in reported:
+        new += [n for n in names if n and n not in sys.modules and not n.startswith("__")]
     for name in new:
         try:
             __import__(name)
@@ -156,14 +183,35 @@ def _preload(fd):
         gc.collect()
 
 
-def _read_request(fd):
+def _read_group(fd):
+    """A request's processes, each a list of fields; None at the end of
+    the requests."""
+    n = _read_head(fd)
+    if n is None:
+        return None
+    reqs = []
+    for _ in range(n):
+        req = _read_request(fd)
+        if req is None:
+            return None
+        reqs.append(req)
+    return reqs
+
+
+def _read_head(fd):
     head = b""
     while not head.endswith(b"\n"):
         c = os.read(fd, 1)
         if not c:
             return None
         head += c
-    n = int(head)
+    return int(head)
+
+
+def _read_request(fd):
+    n = _read_head(fd)
+    if n is None:
+        return None
     body = b""
     while len(body) < n:
         c = os.read(fd, n - len(body))
@@ -173,25 +221,34 @@ def _read_request(fd):
     return body.decode("utf-8", "surrogateescape").split("\0")
 
 
-def _warm_child(req, modules_fd):
+def _warm_child(req, index, modules_fd):
     """In the forked child: its own process group, the run's channels on
-    fds 0-3 as a cold run has them, then the run's arguments."""
+    fds 0-3 as a cold run has them, its own environment entries (a rank's),
+    then the run's arguments."""
     global _STARTED, _MODULES_FD, _MODULES_AT_FORK
     try:
         os.setpgid(0, 0)
-        runner, fds, args = req[0], req[1:4], req[4:]
+        runner, fds = req[0], req[1:4]
+        k = int(req[4])
+        env, args = req[5:5 + k], req[5 + k:]
         opened = [os.open(os.devnull, os.O_RDONLY)]
         for n in (fds[1], fds[2], fds[0]):  # stdout, stderr, records
             path = os.devnull if n == "-" else "/proc/%s/fd/%s" % (runner, n)
             opened.append(os.open(path, os.O_WRONLY))
-        os.write(1, b"started %d\n" % os.getpid())
+        # Before the run reads them (torch.distributed's env:// rendezvous,
+        # the per-rank seed): bytes and str only, nothing the collector
+        # tracks, so the heap is a cold rank's.
+        for kv in env:
+            key, _, value = kv.partition("=")
+            os.environ[key] = value
+        os.write(1, b"started %d %d\n" % (os.getpid(), index))
         for target, fd in enumerate(opened):
             if fd != target:
                 os.dup2(fd, target)
                 os.close(fd)
     except BaseException as e:
         try:
-            os.write(1, ("error %s: %s\n" % (type(e).__name__, e)).encode("utf-8", "replace"))
+            os.write(1, ("error %d %s: %s\n" % (index, type(e).__name__, e)).encode("utf-8", "replace"))
         finally:
             os._exit(127)
     _STARTED, _MODULES_FD, _MODULES_AT_FORK = "warm", modules_fd, len(sys.modules)
