@@ -19,7 +19,8 @@ import (
 // Warm starts runs as children forked from a warm server: a worker process
 // that imported torch once (the worker's serve_warm, bench/gcjitter_worker/warm.py; docs/worker.md,
 // "Warm starts"). A server serves the runs of one interpreter, script and
-// environment but for PYTHONHASHSEED: the hash secret is fixed when an
+// environment but for PYTHONHASHSEED and a rank's own entries (ownEnv):
+// the hash secret is fixed when an
 // interpreter starts, so every run it serves has the hash seed of the
 // run that started it (the meta record's hash_seed says which), where
 // cold runs have one per round. It keeps at most MaxWarmServers servers,
@@ -261,16 +262,19 @@ func (s *warmServer) start(procs []warmProc) ([]*warmRun, error) {
 		return nil, fmt.Errorf("warm server: %w", err)
 	}
 	runs := make([]*warmRun, len(procs))
+	answered := make([]bool, len(procs))
+	var started []int  // every pid a child reported, for the kill on failure
 	var exits []string // exits read while children were still starting
 	var err error
-	for answered := 0; answered < len(procs); {
+	kill := func() {
+		for _, pid := range started {
+			syscall.Kill(-pid, syscall.SIGKILL)
+		}
+	}
+	for left := len(procs); left > 0; {
 		line, ok := <-s.msgs
 		if !ok {
-			for _, r := range runs {
-				if r != nil {
-					syscall.Kill(-r.pid, syscall.SIGKILL)
-				}
-			}
+			kill()
 			s.busy.Unlock()
 			return nil, s.lost()
 		}
@@ -278,31 +282,38 @@ func (s *warmServer) start(procs []warmProc) ([]*warmRun, error) {
 		switch {
 		case strings.HasPrefix(line, "exit "):
 			exits = append(exits, line)
-			continue
 		case strings.HasPrefix(line, "started "):
-			if _, e := fmt.Sscanf(line, "started %d %d", &pid, &i); e != nil || i < 0 || i >= len(procs) || runs[i] != nil || pid <= 0 {
+			if _, e := fmt.Sscanf(line, "started %d %d", &pid, &i); e != nil || pid <= 0 || i < 0 || i >= len(procs) || answered[i] {
 				err = fmt.Errorf("warm server: bad reply %q", line)
-				break
+				if pid > 0 {
+					started = append(started, pid)
+				}
+				continue
 			}
-			runs[i] = &warmRun{pid: pid, exit: make(chan string, 1)}
+			started = append(started, pid)
+			runs[i], answered[i] = &warmRun{pid: pid, exit: make(chan string, 1)}, true
+			left--
 		default:
 			// The child could not take its channels; the server reports
 			// its exit with the others'.
 			err = fmt.Errorf("warm start failed: %s", strings.TrimPrefix(line, "error "))
+			if _, e := fmt.Sscanf(line, "error %d", &i); e == nil && i >= 0 && i < len(procs) && !answered[i] {
+				answered[i] = true
+				left--
+			}
 		}
-		answered++
 	}
 	if err != nil {
 		// Nothing measured has begun: stop the children that started and
 		// let the server report every exit before it serves again.
-		for _, r := range runs {
-			if r != nil {
-				syscall.Kill(-r.pid, syscall.SIGKILL)
-			}
-		}
-		for n := len(exits); n < len(procs); n++ {
-			if _, ok := <-s.msgs; !ok {
+		kill()
+		for n := len(exits); n < len(procs); {
+			line, ok := <-s.msgs
+			if !ok {
 				break
+			}
+			if strings.HasPrefix(line, "exit ") {
+				n++
 			}
 		}
 		s.busy.Unlock()
@@ -398,18 +409,24 @@ func warmKey(python, script string, torch bool, env []string) string {
 // its children sets for itself: the rank entries (GroupEnv's), which
 // differ between the ranks of one run and the rendezvous port between
 // runs, so that every rank of every run of a multi-rank case forks from
-// one server.
-func ownEnv(env []string) (server, own []string) {
+// one server. The key keeps the world size: a rank imports
+// torch.distributed before its collector's reset, which its server then
+// preloads (_preload), and a single-rank run's server must not hold it.
+func ownEnv(env []string) (server, own []string, key []string) {
 	rankKeys := GroupEnv(0, 1, 0)
+	key = []string{}
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
-		if _, ok := rankKeys[k]; ok {
-			own = append(own, kv)
-		} else {
+		if _, ok := rankKeys[k]; !ok {
 			server = append(server, kv)
+			continue
+		}
+		own = append(own, kv)
+		if k == "WORLD_SIZE" {
+			key = append(key, kv)
 		}
 	}
-	return server, own
+	return server, own, append(key, server...)
 }
 
 // startOne starts one process from p's server for key; nil (no error)
@@ -486,8 +503,10 @@ func (g *WarmGroup) join(ctx context.Context, pool *Warm, key string, spec serve
 	case <-ctx.Done():
 		g.mu.Lock()
 		if !g.starting {
-			g.gaveUp, g.err = true, ctx.Err()
-			close(g.ready) // the others' contexts ended too (RunGroup's is theirs)
+			if !g.gaveUp { // another waiter may have given up first
+				g.gaveUp, g.err = true, ctx.Err()
+				close(g.ready) // the others' contexts ended too (RunGroup's is theirs)
+			}
 			g.mu.Unlock()
 			return nil, nil, g.err
 		}

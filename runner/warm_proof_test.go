@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"regexp"
@@ -15,13 +16,15 @@ import (
 
 // TestWarmProof is the measurement behind BENCHMARKS.md's table of warm
 // against cold starts, not a check that runs by default (it takes
-// minutes): GCJITTER_WARM_PROOF=N runs, for every single-rank built-in
-// case matching GCJITTER_WARM_PROOF_CASES (a regular expression; all by
+// minutes): GCJITTER_WARM_PROOF=N runs, for every built-in case but
+// torchrun's matching GCJITTER_WARM_PROOF_CASES (a regular expression; all by
 // default) at its reduced size (cases without one capped at 300 steps,
 // every case at GCJITTER_WARM_PROOF_STEPS when set):
 // every variant once warm and once cold with --census, whose schedules
 // and censuses must be identical, then N interleaved rounds of the first
 // variant a side (the order alternating), and logs one table row per case.
+// A multi-rank case compares each rank's schedule and census, and its
+// global steps (each the slowest rank's) for the p50.
 //
 //	GCJITTER_WARM_PROOF=20 go test ./runner -run TestWarmProof -v -timeout 60m
 func TestWarmProof(t *testing.T) {
@@ -44,7 +47,7 @@ func TestWarmProof(t *testing.T) {
 	}
 	t.Logf("| case | size | variants with identical schedule, census | p50 cold (spread) | p50 warm (spread) | warm/cold p50 [interval] verdict | collections/run cold, warm | peak RSS cold, warm | RSS growth/1k steps cold, warm |")
 	for _, c := range all {
-		if c.Ranks > 1 || c.Launcher != "" || !match.MatchString(c.Name) {
+		if c.Launcher != "" || !match.MatchString(c.Name) {
 			continue
 		}
 		if c.Reduced != nil {
@@ -57,19 +60,40 @@ func TestWarmProof(t *testing.T) {
 		}
 		pool := NewWarm(nil)
 		same, sameCensus := 0, 0
+		// One run: a single-rank run's stream, or a multi-rank run's
+		// ranks' (rank 0 first).
+		run := func(p *Warm, v cases.Variant, seed uint32, census bool, name string) []*bench.Stream {
+			var res []*Result
+			if c.Ranks > 1 {
+				res = startGroup(t, context.Background(), p, py, script, c, v, seed, census, name, nil)
+			} else {
+				res = []*Result{startRun(t, p, py, script, c, v, seed, census, name)}
+			}
+			var out []*bench.Stream
+			for k, r := range res {
+				if r.Failed() {
+					t.Fatalf("%s rank %d: %s\n%s", name, k, r.Reason(), r.StderrTail)
+				}
+				out = append(out, r.Stream)
+			}
+			return out
+		}
 		for _, v := range c.Variants {
-			cold := startRun(t, nil, py, script, c, v, 1, true, v.Name+"-census-cold")
-			warm := startRun(t, pool, py, script, c, v, 1, true, v.Name+"-census-warm")
-			if d := firstDiff(schedule(cold.Stream), schedule(warm.Stream)); d != "" {
-				t.Errorf("%s/%s: warm and cold schedules differ:\n%s", c.Name, v.Name, d)
-			} else {
-				same++
+			cold := run(nil, v, 1, true, v.Name+"-census-cold")
+			warm := run(pool, v, 1, true, v.Name+"-census-warm")
+			schedules, censuses := true, true
+			for k := range cold {
+				if d := firstDiff(schedule(cold[k]), schedule(warm[k])); d != "" {
+					t.Errorf("%s/%s rank %d: warm and cold schedules differ:\n%s", c.Name, v.Name, k, d)
+					schedules = false
+				}
+				if a, b := census(cold[k]), census(warm[k]); a != b {
+					t.Logf("%s/%s rank %d: objects walked per generation: cold %v, warm %v", c.Name, v.Name, k, a, b)
+					censuses = false
+				}
 			}
-			if a, b := census(cold.Stream), census(warm.Stream); a == b {
-				sameCensus++
-			} else {
-				t.Logf("%s/%s: objects walked per generation: cold %v, warm %v", c.Name, v.Name, a, b)
-			}
+			same += b2i(schedules)
+			sameCensus += b2i(censuses)
 		}
 		var sides [2][]*bench.Stream // cold, warm
 		v := c.Variants[0]
@@ -81,8 +105,8 @@ func TestWarmProof(t *testing.T) {
 				if warm {
 					p = pool
 				}
-				res := startRun(t, p, py, script, c, v, seed, false, fmt.Sprintf("%s-%d-%v", v.Name, round, warm))
-				sides[b2i(warm)] = append(sides[b2i(warm)], res.Stream)
+				ranks := run(p, v, seed, false, fmt.Sprintf("%s-%d-%v", v.Name, round, warm))
+				sides[b2i(warm)] = append(sides[b2i(warm)], globalSteps(ranks))
 			}
 		}
 		pool.Close()
@@ -133,6 +157,27 @@ func TestWarmProof(t *testing.T) {
 		t.Logf("| %s | %d+%d steps, %d a side | %d/%d, %d/%d | %s | %s | %.3f [%.3f, %.3f] %s | %s, %s | %s, %s | %s, %s |", c.Name, c.Steps, c.Warmup, n,
 			same, len(c.Variants), sameCensus, len(c.Variants), p50[0], p50[1], mid[1]/mid[0], 1+row.ChangeLo, 1+row.ChangeHi, row.Verdict, colls[0], colls[1], rss[0], rss[1], growth[0], growth[1])
 	}
+}
+
+// globalSteps is a multi-rank run as one stream: rank 0's, each step
+// lasting as long as its slowest rank's (the collective waits for it),
+// as stats.MultiRank's global step; a single rank's stream as it is.
+func globalSteps(ranks []*bench.Stream) *bench.Stream {
+	if len(ranks) == 1 {
+		return ranks[0]
+	}
+	g := *ranks[0]
+	g.Steps = nil
+	for i, st := range ranks[0].Steps {
+		s := *st
+		for _, r := range ranks[1:] {
+			if i < len(r.Steps) {
+				s.DurationNS = max(s.DurationNS, r.Steps[i].DurationNS)
+			}
+		}
+		g.Steps = append(g.Steps, &s)
+	}
+	return &g
 }
 
 func b2i(b bool) int {

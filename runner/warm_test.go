@@ -301,15 +301,15 @@ func TestWarmRunStopsLikeACold(t *testing.T) {
 
 // startGroup runs one variant of the multi-rank case c as the session
 // does (every rank at once, RunGroup), warm (from pool) or cold (pool
-// nil), with --census; the results are per rank.
-func startGroup(t testing.TB, ctx context.Context, pool *Warm, py, script string, c *cases.Case, v cases.Variant, name string, onRecord func(rank int, r bench.Record)) []*Result {
+// nil), with --census when census is set; the results are per rank.
+func startGroup(t testing.TB, ctx context.Context, pool *Warm, py, script string, c *cases.Case, v cases.Variant, hashSeed uint32, census bool, name string, onRecord func(rank int, r bench.Record)) []*Result {
 	t.Helper()
 	port, err := FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := c.WorkerConfig(v)
-	cfg.Census = true
+	cfg.Census = census
 	var group *WarmGroup
 	if pool != nil {
 		group = NewWarmGroup(c.Ranks)
@@ -317,7 +317,7 @@ func startGroup(t testing.TB, ctx context.Context, pool *Warm, py, script string
 	ranks := make([]*Worker, c.Ranks)
 	for k := range ranks {
 		ranks[k] = &Worker{Python: py, Script: script, Args: cfg.Args(),
-			Env:         WorkerEnv(ParentEnv(), 7, threadsFor(c), c.Env, v.Env, GroupEnv(k, c.Ranks, port)),
+			Env:         WorkerEnv(ParentEnv(), hashSeed, threadsFor(c), c.Env, v.Env, GroupEnv(k, c.Ranks, port)),
 			RecordsPath: filepath.Join(t.TempDir(), fmt.Sprintf("%s-rank%d.jsonl", name, k)),
 			Warm:        pool, Torch: c.NeedsTorch(), Group: group, Grace: time.Second,
 			Startup: 5 * time.Minute, Silence: 5 * time.Minute}
@@ -355,8 +355,8 @@ func TestWarmGroupHasTheColdSchedule(t *testing.T) {
 	c.Ranks, c.Steps = 2, 120 // each rank's first full collection within 120 steps
 	ctx := context.Background()
 	for _, v := range c.Variants[:2] { // default, manual:40
-		cold := startGroup(t, ctx, nil, py, script, c, v, v.Name+"-cold", nil)
-		warm := startGroup(t, ctx, pool, py, script, c, v, v.Name+"-warm", nil)
+		cold := startGroup(t, ctx, nil, py, script, c, v, 7, true, v.Name+"-cold", nil)
+		warm := startGroup(t, ctx, pool, py, script, c, v, 7, true, v.Name+"-warm", nil)
 		for k := range cold {
 			for _, r := range []*Result{cold[k], warm[k]} {
 				if r.Failed() {
@@ -384,13 +384,24 @@ func TestWarmGroupHasTheColdSchedule(t *testing.T) {
 	if pool.started != 1 {
 		t.Fatalf("%d servers started for one case's multi-rank runs, want 1", pool.started)
 	}
+	// A single-rank run of the same environment has a server of its own:
+	// the ranks' server preloaded torch.distributed, which a single rank
+	// imports nowhere.
+	single := *c
+	single.Ranks = 1
+	cold := startRun(t, nil, py, script, &single, c.Variants[0], 7, true, "single-cold")
+	warm := startRun(t, pool, py, script, &single, c.Variants[0], 7, true, "single-warm")
+	sameCollections(t, "one rank alone", cold, warm)
+	if pool.started != 2 {
+		t.Errorf("a single-rank run took the ranks' server (%d started)", pool.started)
+	}
 
 	// Cancelled at rank 1's 10th step: every rank stopped, none left.
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	pids := make([]int, c.Ranks)
 	var mu sync.Mutex
-	res := startGroup(t, cctx, pool, py, script, c, c.Variants[0], "cancelled", func(rank int, r bench.Record) {
+	res := startGroup(t, cctx, pool, py, script, c, c.Variants[0], 7, true, "cancelled", func(rank int, r bench.Record) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch r := r.(type) {
@@ -412,12 +423,49 @@ func TestWarmGroupHasTheColdSchedule(t *testing.T) {
 	}
 	short := *c
 	short.Steps = 5
-	for k, r := range startGroup(t, ctx, pool, py, script, &short, c.Variants[0], "after", nil) {
+	for k, r := range startGroup(t, ctx, pool, py, script, &short, c.Variants[0], 7, true, "after", nil) {
 		if r.Failed() || r.Stream.Meta.Start != "warm" {
 			t.Errorf("rank %d after a cancelled group: %s, started %s", k, r.Reason(), r.Stream.Meta.Start)
 		}
 	}
-	if pool.started != 1 {
-		t.Errorf("%d servers started, want the one", pool.started)
+	if pool.started != 2 {
+		t.Errorf("%d servers started, want the ranks' and the single rank's", pool.started)
+	}
+}
+
+// TestWarmGroupGivesUpOnce: a group whose context ends while some ranks
+// wait for the rest (a rank that failed before it joined, a Ctrl-C)
+// lets every waiter go with the context's error, however many wait, and
+// a rank that joins later starts nothing (planted: every waiter closing
+// the group panics with "close of closed channel").
+func TestWarmGroupGivesUpOnce(t *testing.T) {
+	for range 20 {
+		g := NewWarmGroup(4)
+		ctx, cancel := context.WithCancel(context.Background())
+		errs := make(chan error, 3)
+		for range 3 {
+			go func() {
+				run, _, err := g.join(ctx, nil, "key", serverSpec{}, warmProc{})
+				if run != nil {
+					err = fmt.Errorf("a run from a group that never started")
+				}
+				errs <- err
+			}()
+		}
+		for joined := 0; joined < 3; {
+			g.mu.Lock()
+			joined = len(g.procs)
+			g.mu.Unlock()
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+		for range 3 {
+			if err := <-errs; !errors.Is(err, context.Canceled) {
+				t.Fatalf("a waiting rank: %v, want the context's error", err)
+			}
+		}
+		if run, _, err := g.join(context.Background(), nil, "key", serverSpec{}, warmProc{}); run != nil || !errors.Is(err, context.Canceled) {
+			t.Fatalf("a rank joining after the group gave up: run %v, error %v", run, err)
+		}
 	}
 }

@@ -320,8 +320,8 @@ func (w *Worker) startWarm(ctx context.Context, args []string, records *os.File,
 	if env == nil {
 		env = os.Environ()
 	}
-	serverEnv, own := ownEnv(env)
-	key := warmKey(w.Python, w.Script, w.Torch, serverEnv)
+	serverEnv, own, keyEnv := ownEnv(env)
+	key := warmKey(w.Python, w.Script, w.Torch, keyEnv)
 	spec := serverSpec{python: w.Python, script: w.Script, torch: w.Torch, env: serverEnv, startup: w.Startup}
 	// The child writes to pipes of ours, copied as exec.Cmd copies a
 	// cold run's output; a file is passed as it is.
