@@ -89,6 +89,10 @@ type Judged struct {
 	StepsNeeded                                     int
 	// Excluded names the constraints it fails: Median, Memory, or both.
 	Excluded []string
+	// P99Larger: its tail improved in spikes or pauses, but its p99 reads
+	// larger than the reference's and the comparison cannot yet say
+	// whether it is (unknown): calmer is not decided.
+	P99Larger bool
 }
 
 // Qualifies reports whether the candidate meets every constraint.
@@ -187,6 +191,9 @@ func Decide(caseName, ref string, cands []Candidate, c Constraints) (*Advice, er
 	if refJ == nil {
 		return nil, fmt.Errorf("case %s has no variant %s to judge the others against", caseName, ref)
 	}
+	for _, j := range a.Candidates {
+		j.P99Larger = j != refJ && j.Tail == stats.Improved && j.P99 > refJ.P99 && j.Verdicts["p99"] == stats.Unknown
+	}
 	slices.SortStableFunc(a.Candidates, func(x, y *Judged) int {
 		if d := cmp.Compare(x.P99, y.P99); d != 0 {
 			return d
@@ -200,7 +207,7 @@ func Decide(caseName, ref string, cands []Candidate, c Constraints) (*Advice, er
 		if j == refJ || !j.possible() {
 			continue
 		}
-		if j.Tail == stats.Improved && j.Fate == Lasts {
+		if j.Tail == stats.Improved && !j.P99Larger && j.Fate == Lasts {
 			a.Pick = j
 			break
 		}
@@ -212,7 +219,12 @@ func Decide(caseName, ref string, cands []Candidate, c Constraints) (*Advice, er
 	refOut := slices.Contains(refJ.Excluded, Memory)
 	switch {
 	case a.Pick != nil:
-		a.Reason = fmt.Sprintf("the calmest tail that qualifies: p99 %s against %s's %s (tail %s), median %s, memory %s", stats.MS(a.Pick.P99), ref, stats.MS(refJ.P99), a.Pick.Tail, verdictOr(a.Pick.Verdicts["p50"]), lasts(a.Pick, c))
+		a.Reason = fmt.Sprintf("the calmest tail that qualifies: p99 %s against %s's %s (tail %s%s), median %s, memory %s", stats.MS(a.Pick.P99), ref, stats.MS(refJ.P99), a.Pick.Tail, improvedIn(a.Pick), verdictOr(a.Pick.Verdicts["p50"]), lasts(a.Pick, c))
+		if a.Pick.P99 > refJ.P99 {
+			// The tail verdict came from its spikes or pauses: say that its
+			// p99 reads larger, so nobody takes the pick for a smaller one.
+			a.Reason += fmt.Sprintf("; its p99 reads larger than %s's (p99 %s): calmer in %s, not in p99", ref, verdictOr(a.Pick.Verdicts["p99"]), strings.Join(improved(a.Pick), " and "))
+		}
 	case open != nil:
 		a.undecided(open, refJ, c)
 	case !refOut:
@@ -272,6 +284,26 @@ func Decide(caseName, ref string, cands []Candidate, c Constraints) (*Advice, er
 	return a, nil
 }
 
+// improved is j's tail metrics that the comparison calls improved.
+func improved(j *Judged) []string {
+	var out []string
+	for _, m := range TailMetrics {
+		if j.Verdicts[m] == stats.Improved {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// improvedIn is ": in M and N", the tail metrics behind an improved tail,
+// for the reason's parenthesis; "" otherwise.
+func improvedIn(j *Judged) string {
+	if j.Tail != stats.Improved {
+		return ""
+	}
+	return " in " + strings.Join(improved(j), " and ")
+}
+
 // possible reports whether nothing decided rules the candidate out: its
 // median did not regress and its memory is not known to run out.
 func (j *Judged) possible() bool {
@@ -283,12 +315,16 @@ func (j *Judged) possible() bool {
 func (a *Advice) undecided(j, ref *Judged, c Constraints) {
 	a.Undecided, a.Open = true, j
 	var why []string
-	if j.Tail != stats.Improved {
+	if j.Tail != stats.Improved || j.P99Larger {
 		more := "more runs"
 		if n := j.RunsNeeded; n > j.Runs {
 			more = fmt.Sprintf("about %d runs a policy (%d now)", n, j.Runs)
 		}
-		why = append(why, fmt.Sprintf("its tail against %s's is %s (p99 %s against %s)", ref.Variant, j.Tail, stats.MS(j.P99), stats.MS(ref.P99)))
+		if j.P99Larger {
+			why = append(why, fmt.Sprintf("its tail improved%s while its p99 reads larger than %s's (%s against %s, unknown)", improvedIn(j), ref.Variant, stats.MS(j.P99), stats.MS(ref.P99)))
+		} else {
+			why = append(why, fmt.Sprintf("its tail against %s's is %s (p99 %s against %s)", ref.Variant, j.Tail, stats.MS(j.P99), stats.MS(ref.P99)))
+		}
 		a.Settle = append(a.Settle, fmt.Sprintf("tail: %s of %s and %s decide whether %s's tail is calmer", more, j.Variant, ref.Variant, j.Variant))
 	}
 	if j.Fate == MemUnsure {
