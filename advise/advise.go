@@ -22,6 +22,9 @@ type Candidate struct {
 	// spikes per 1000 steps. MeanStep is the pooled mean step in ns: the
 	// job's throughput, what turns a duration into steps.
 	P50, P99, SpikeRate, Gen2Pause, MeanStep float64
+	// FullShare is the full collections per measured step (median over
+	// the runs): at 0.01 or more the collector makes p99.
+	FullShare float64
 	// Memory: Mem pools the runs' growth (bytes per 1000 steps) with its
 	// interval and class (stats.PoolMem); WorstPeak is the largest peak of
 	// any run. HasMemory is false where the runs recorded no RSS.
@@ -90,8 +93,11 @@ type Judged struct {
 	// Excluded names the constraints it fails: Median, Memory, or both.
 	Excluded []string
 	// P99Larger: its tail improved in spikes or pauses, but its p99 reads
-	// larger than the reference's and the comparison cannot yet say
-	// whether it is (unknown): calmer is not decided.
+	// larger than the reference's, the comparison cannot yet say whether
+	// it is (unknown), and the collector makes p99 in one of them (a full
+	// collection in 1 step in 100 or more): calmer is not decided. Where
+	// full collections are rarer, p99 is the other steps' noise and the
+	// pauses are the collector's tail.
 	P99Larger bool
 }
 
@@ -192,7 +198,8 @@ func Decide(caseName, ref string, cands []Candidate, c Constraints) (*Advice, er
 		return nil, fmt.Errorf("case %s has no variant %s to judge the others against", caseName, ref)
 	}
 	for _, j := range a.Candidates {
-		j.P99Larger = j != refJ && j.Tail == stats.Improved && j.P99 > refJ.P99 && j.Verdicts["p99"] == stats.Unknown
+		j.P99Larger = j != refJ && j.Tail == stats.Improved && j.P99 > refJ.P99 && j.Verdicts["p99"] == stats.Unknown &&
+			max(j.FullShare, refJ.FullShare) >= 0.01
 	}
 	slices.SortStableFunc(a.Candidates, func(x, y *Judged) int {
 		if d := cmp.Compare(x.P99, y.P99); d != 0 {
@@ -224,6 +231,9 @@ func Decide(caseName, ref string, cands []Candidate, c Constraints) (*Advice, er
 			// The tail verdict came from its spikes or pauses: say that its
 			// p99 reads larger, so nobody takes the pick for a smaller one.
 			a.Reason += fmt.Sprintf("; its p99 reads larger than %s's (p99 %s): calmer in %s, not in p99", ref, verdictOr(a.Pick.Verdicts["p99"]), strings.Join(improved(a.Pick), " and "))
+			if max(a.Pick.FullShare, refJ.FullShare) < 0.01 {
+				a.Reason += " (full collections in under 1 step in 100: p99 is the other steps')"
+			}
 		}
 	case open != nil:
 		a.undecided(open, refJ, c)

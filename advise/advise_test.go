@@ -65,6 +65,7 @@ func TestDecideSaysWhichTailMetricImproved(t *testing.T) {
 	manual := func(p99 stats.Verdict) Candidate {
 		c := pol("manual:40", 135, p99, stats.Unknown, 0)
 		c.Verdicts["spike-rate"] = stats.Improved
+		c.FullShare = 0.1 // a full collection every 10 global steps
 		return c
 	}
 	a, err := Decide("straggler-gc", "default", []Candidate{pol("default", 78, "", "", 0), manual(stats.Unknown)}, job)
@@ -88,6 +89,20 @@ func TestDecideSaysWhichTailMetricImproved(t *testing.T) {
 		if !strings.Contains(a.Reason, want) {
 			t.Errorf("reason %q lacks %q", a.Reason, want)
 		}
+	}
+	// Full collections rarer than 1 step in 100 (gc-policy-matrix: one in
+	// 150 steps): p99 is the other steps' noise, and freeze's tail improved
+	// in its pauses is the pick, saying so.
+	freeze := pol("freeze", 3.2, stats.Unknown, stats.Unknown, 0)
+	freeze.Verdicts["gen2-pause"], freeze.FullShare = stats.Improved, 1.0/150
+	matrixDefault := pol("default", 2.0, "", "", 0)
+	matrixDefault.FullShare = 1.0 / 150
+	a, err = Decide("gc-policy-matrix", "default", []Candidate{matrixDefault, freeze}, job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Pick == nil || a.Pick.Variant != "freeze" || !strings.Contains(a.Reason, "calmer in gen2-pause, not in p99 (full collections in under 1 step in 100: p99 is the other steps')") {
+		t.Errorf("pick %v: %s; want freeze on its pauses, p99 being the other steps'", a.Pick, a.Reason)
 	}
 	// A pick with the smaller p99 says nothing of the kind.
 	a, err = Decide("c", "default", []Candidate{def(), pol("freeze", 12, stats.Improved, stats.Same, 0)}, job)
