@@ -199,7 +199,7 @@ func Decide(caseName, ref string, cands []Candidate, c Constraints) (*Advice, er
 	}
 	for _, j := range a.Candidates {
 		j.P99Larger = j != refJ && j.Tail == stats.Improved && j.P99 > refJ.P99 && j.Verdicts["p99"] == stats.Unknown &&
-			max(j.FullShare, refJ.FullShare) >= 0.01
+			collectorMakesP99(j, refJ)
 	}
 	slices.SortStableFunc(a.Candidates, func(x, y *Judged) int {
 		if d := cmp.Compare(x.P99, y.P99); d != 0 {
@@ -231,7 +231,7 @@ func Decide(caseName, ref string, cands []Candidate, c Constraints) (*Advice, er
 			// The tail verdict came from its spikes or pauses: say that its
 			// p99 reads larger, so nobody takes the pick for a smaller one.
 			a.Reason += fmt.Sprintf("; its p99 reads larger than %s's (p99 %s): calmer in %s, not in p99", ref, verdictOr(a.Pick.Verdicts["p99"]), strings.Join(improved(a.Pick), " and "))
-			if max(a.Pick.FullShare, refJ.FullShare) < 0.01 {
+			if !collectorMakesP99(a.Pick, refJ) {
 				a.Reason += " (full collections in under 1 step in 100: p99 is the other steps')"
 			}
 		}
@@ -305,7 +305,11 @@ func improved(j *Judged) []string {
 	return out
 }
 
-// improvedIn is ": in M and N", the tail metrics behind an improved tail,
+// collectorMakesP99 reports whether full collections come in 1 step in
+// 100 or more in either policy, so that p99 is the collector's.
+func collectorMakesP99(a, b *Judged) bool { return max(a.FullShare, b.FullShare) >= 0.01 }
+
+// improvedIn is " in M and N", the tail metrics behind an improved tail,
 // for the reason's parenthesis; "" otherwise.
 func improvedIn(j *Judged) string {
 	if j.Tail != stats.Improved {
