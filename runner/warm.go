@@ -222,8 +222,9 @@ func (s *warmServer) close() {
 // warmRun is a process started by a server: what Worker.Run needs of
 // one.
 type warmRun struct {
-	pid  int
-	exit chan string // its "exit" line; closed unread when the server ended
+	pid    int
+	server *warmServer
+	exit   chan string // its "exit" line; closed unread when the server ended
 	// cpu is the process's CPU time, which its server reaped (set by
 	// wait): gcjitter's own rusage cannot see it.
 	cpu time.Duration
@@ -291,7 +292,7 @@ func (s *warmServer) start(procs []warmProc) ([]*warmRun, error) {
 				continue
 			}
 			started = append(started, pid)
-			runs[i], answered[i] = &warmRun{pid: pid, exit: make(chan string, 1)}, true
+			runs[i], answered[i] = &warmRun{pid: pid, server: s, exit: make(chan string, 1)}, true
 			left--
 		default:
 			// The child could not take its channels; the server reports
@@ -356,10 +357,10 @@ func (s *warmServer) deliver(runs []*warmRun, exits []string) {
 
 // wait is the run's exit code, or the signal that killed it; the error
 // is a server that ended before it reported the exit.
-func (r *warmRun) wait(s *warmServer) (int, string, error) {
+func (r *warmRun) wait() (int, string, error) {
 	line, ok := <-r.exit
 	if !ok {
-		return 0, "", s.lost()
+		return 0, "", r.server.lost()
 	}
 	var p, status int
 	var cpuNS int64
@@ -431,19 +432,19 @@ func ownEnv(env []string) (server, own []string, key []string) {
 
 // startOne starts one process from p's server for key; nil (no error)
 // when the pool cannot serve it, so it starts cold. The error is ctx's.
-func (p *Warm) startOne(ctx context.Context, key string, how serverSpec, proc warmProc) (*warmRun, *warmServer, error) {
+func (p *Warm) startOne(ctx context.Context, key string, how serverSpec, proc warmProc) (*warmRun, error) {
 	s, err := p.server(ctx, key, how.python, how.script, how.torch, how.env, how.startup)
 	if s == nil || err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	runs, err := s.start([]warmProc{proc})
 	if err != nil {
 		// Nothing of the run has started: it starts cold, and the next
 		// asks for a new server.
 		p.drop(s, err)
-		return nil, nil, nil
+		return nil, nil
 	}
-	return runs[0], s, nil
+	return runs[0], nil
 }
 
 // serverSpec is how to start a server.
@@ -468,7 +469,6 @@ type WarmGroup struct {
 	gaveUp   bool // one left before all had joined: the group starts cold
 	ready    chan struct{}
 	runs     []*warmRun
-	server   *warmServer
 	err      error
 }
 
@@ -480,11 +480,11 @@ func NewWarmGroup(ranks int) *WarmGroup {
 // join adds proc and waits for the others; it returns proc's run, or
 // nil (no error) when the group starts cold. The error is ctx's, when
 // it ended before every rank had joined.
-func (g *WarmGroup) join(ctx context.Context, pool *Warm, key string, spec serverSpec, proc warmProc) (*warmRun, *warmServer, error) {
+func (g *WarmGroup) join(ctx context.Context, pool *Warm, key string, spec serverSpec, proc warmProc) (*warmRun, error) {
 	g.mu.Lock()
 	if g.gaveUp {
 		g.mu.Unlock()
-		return nil, nil, g.err
+		return nil, g.err
 	}
 	slot := len(g.procs)
 	g.keys, g.procs = append(g.keys, key), append(g.procs, proc)
@@ -508,15 +508,15 @@ func (g *WarmGroup) join(ctx context.Context, pool *Warm, key string, spec serve
 				close(g.ready) // the others' contexts ended too (RunGroup's is theirs)
 			}
 			g.mu.Unlock()
-			return nil, nil, g.err
+			return nil, g.err
 		}
 		g.mu.Unlock()
 		<-g.ready // the children are forked: this rank must supervise its own
 	}
 	if g.runs == nil {
-		return nil, nil, g.err
+		return nil, g.err
 	}
-	return g.runs[slot], g.server, nil
+	return g.runs[slot], nil
 }
 
 // start asks one server for every rank: the ranks differ only in their
@@ -538,5 +538,5 @@ func (g *WarmGroup) start(ctx context.Context, pool *Warm) {
 		pool.drop(s, err)
 		return
 	}
-	g.runs, g.server = runs, s
+	g.runs = runs
 }

@@ -445,7 +445,7 @@ func TestWarmGroupGivesUpOnce(t *testing.T) {
 		errs := make(chan error, 3)
 		for range 3 {
 			go func() {
-				run, _, err := g.join(ctx, nil, "key", serverSpec{}, warmProc{})
+				run, err := g.join(ctx, nil, "key", serverSpec{}, warmProc{})
 				if run != nil {
 					err = fmt.Errorf("a run from a group that never started")
 				}
@@ -464,7 +464,7 @@ func TestWarmGroupGivesUpOnce(t *testing.T) {
 				t.Fatalf("a waiting rank: %v, want the context's error", err)
 			}
 		}
-		if run, _, err := g.join(context.Background(), nil, "key", serverSpec{}, warmProc{}); run != nil || !errors.Is(err, context.Canceled) {
+		if run, err := g.join(context.Background(), nil, "key", serverSpec{}, warmProc{}); run != nil || !errors.Is(err, context.Canceled) {
 			t.Fatalf("a rank joining after the group gave up: run %v, error %v", run, err)
 		}
 	}

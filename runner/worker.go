@@ -360,11 +360,10 @@ func (w *Worker) startWarm(ctx context.Context, args []string, records *os.File,
 		return nil, err
 	}
 	var run *warmRun
-	var s *warmServer
 	if w.Group != nil {
-		run, s, err = w.Group.join(ctx, w.Warm, key, spec, proc)
+		run, err = w.Group.join(ctx, w.Warm, key, spec, proc)
 	} else {
-		run, s, err = w.Warm.startOne(ctx, key, spec, proc)
+		run, err = w.Warm.startOne(ctx, key, spec, proc)
 	}
 	for _, f := range closers {
 		f.Close()
@@ -375,7 +374,7 @@ func (w *Worker) startWarm(ctx context.Context, args []string, records *os.File,
 		return nil, err
 	}
 	return &process{pid: run.pid, wait: func() (int, string, error) {
-		code, signal, err := run.wait(s)
+		code, signal, err := run.wait()
 		copies.Wait()
 		return code, signal, err
 	}, unreaped: func() time.Duration { return run.cpu }}, nil
