@@ -73,6 +73,7 @@ func (g *Launched) Run(ctx context.Context) ([]*Result, error) {
 
 	exited := make(chan struct{})
 	streams := make([]*bench.Stream, len(g.RecordsPaths))
+	exits := make([]*exitWatch, len(g.RecordsPaths))
 	readErrs := make([]error, len(g.RecordsPaths))
 	var wg sync.WaitGroup
 	for k, path := range g.RecordsPaths {
@@ -87,6 +88,9 @@ func (g *Launched) Run(ctx context.Context) ([]*Result, error) {
 				rec := rd.Record()
 				watchdog.record()
 				collect(streams[k], rec)
+				if m, ok := rec.(*bench.Meta); ok && exits[k] == nil && m.PID > 0 {
+					exits[k] = watchExit(m.PID, exited)
+				}
 				if g.OnRecord != nil {
 					g.OnRecord(k, rec)
 				}
@@ -109,7 +113,6 @@ func (g *Launched) Run(ctx context.Context) ([]*Result, error) {
 		stopped = context.Cause(runCtx)
 	}
 	out := make([]*Result, len(streams))
-	stoppedAt := make([]time.Time, len(streams))
 	for k, s := range streams {
 		out[k] = &Result{Stream: s, StderrTail: tail.String(), Stopped: stopped}
 		// A rank's own exit status is the launcher's secret; its stream
@@ -118,11 +121,8 @@ func (g *Launched) Run(ctx context.Context) ([]*Result, error) {
 		if allComplete(streams) {
 			out[k].ExitCode, out[k].Signal = code, signal
 		}
-		if st, err := os.Stat(g.RecordsPaths[k]); err == nil {
-			stoppedAt[k] = st.ModTime()
-		}
 	}
-	if first := firstStopped(out, stoppedAt); first >= 0 && stopped == nil {
+	if first := firstStopped(out, stopTimes(out, exits, g.RecordsPaths)); first >= 0 && stopped == nil {
 		out[first].StoppedGroup = true
 	}
 	if code != 0 && noRecords(streams) {
@@ -138,13 +138,35 @@ func (g *Launched) Run(ctx context.Context) ([]*Result, error) {
 	return out, nil
 }
 
-// firstStopped is the failed rank to blame: the one whose stream stopped
-// first, which the others' broken collectives followed, whatever its number.
-// A file's mtime has the kernel's coarse clock (a few ms), and a rank killed
-// after a step stops in the same tick as a peer whose all-reduce then failed:
-// in a tie, a stream that ends with the worker's error record was alive to
-// report after the last step, so one that ends silently stopped first. -1
-// when no rank failed or no stream file exists.
+// stopTimes are when the ranks stopped: their exit times where every
+// failed rank's is known (exitWatch), else their streams' last writes.
+func stopTimes(out []*Result, exits []*exitWatch, paths []string) []time.Time {
+	at := make([]time.Time, len(out))
+	known := true
+	for k, r := range out {
+		at[k] = exits[k].exitedAt()
+		known = known && (!r.Failed() || !at[k].IsZero())
+	}
+	if known {
+		return at
+	}
+	for k, path := range paths {
+		at[k] = time.Time{}
+		if st, err := os.Stat(path); err == nil {
+			at[k] = st.ModTime()
+		}
+	}
+	return at
+}
+
+// firstStopped is the failed rank to blame: the one that stopped first,
+// which the others' broken collectives or the launcher's stop followed,
+// whatever its number. Exit times order the ranks as they died. Without
+// them a stream's mtime stands in, with the kernel's coarse clock (a few
+// ms): a rank killed after a step stops in the same tick as a peer whose
+// all-reduce then failed, so in a tie a stream that ends with the worker's
+// error record was alive to report after the last step, and one that ends
+// silently stopped first. -1 when no rank failed or no time is known.
 func firstStopped(out []*Result, stoppedAt []time.Time) int {
 	first := -1
 	for k, r := range out {

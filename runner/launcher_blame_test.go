@@ -1,6 +1,10 @@
 package runner
 
 import (
+	"context"
+	"io"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,5 +33,39 @@ func TestFirstStoppedTie(t *testing.T) {
 		if got := firstStopped(tc.out, tc.at); got != tc.want {
 			t.Errorf("%s: blamed rank %d, want %d", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestLaunchedBlamesTheRankThatDiedFirst: ranks in one collective write
+// their last records in either order. Here rank 0 writes first and waits,
+// as in an all-reduce; rank 1 writes later, then dies; the launcher then
+// stops rank 0. Rank 1 is blamed: its exit came first, though its stream's
+// last write came second (launcher_torchrun.txtar blamed rank 0 so once).
+func TestLaunchedBlamesTheRankThatDiedFirst(t *testing.T) {
+	dir := t.TempDir()
+	tmpl := filepath.Join(dir, "run.rank{rank}.jsonl")
+	meta := `echo "{\"type\":\"meta\",\"schema\":1,\"pid\":$$}" >> "$0"`
+	launcher := `for a; do tmpl=$a; done
+sh -c '` + meta + `; exec sleep 600' "$(echo "$tmpl" | sed s/{rank}/0/)" & r0=$!
+sh -c 'sleep 0.3; ` + meta + `; sleep 0.5; kill -9 $$' "$(echo "$tmpl" | sed s/{rank}/1/)" & r1=$!
+wait $r1; kill $r0; wait $r0; exit 1`
+	g := &Launched{
+		Command:      []string{"sh", "-c", launcher, "launcher"},
+		Script:       "worker.pyz",
+		Template:     tmpl,
+		RecordsPaths: []string{strings.ReplaceAll(tmpl, "{rank}", "0"), strings.ReplaceAll(tmpl, "{rank}", "1")},
+		Stdout:       io.Discard,
+		Stderr:       io.Discard,
+		Grace:        time.Second,
+	}
+	out, err := g.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out[0].Failed() || !out[1].Failed() {
+		t.Fatalf("failed: rank 0 %v, rank 1 %v; want both", out[0].Failed(), out[1].Failed())
+	}
+	if !out[1].StoppedGroup || out[0].StoppedGroup {
+		t.Errorf("StoppedGroup: rank 0 %v, rank 1 %v; want only rank 1", out[0].StoppedGroup, out[1].StoppedGroup)
 	}
 }

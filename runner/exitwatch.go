@@ -1,0 +1,74 @@
+package runner
+
+import (
+	"errors"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// exitWatch notes when a process that is not gcjitter's child ended: a
+// rank a launcher started, known by the pid in its meta record. Its pidfd
+// (Linux 5.3+) turns readable at the exit, so the ranks' exits are ordered
+// as they happened. Their streams' last writes are not: ranks in one
+// collective write the same step's record within a tick of the file clock,
+// in either order, whichever of them then died.
+type exitWatch struct {
+	done chan struct{}
+	at   time.Time // written before done closes
+}
+
+// exitPoll is how often a watcher looks whether the group is over.
+const exitPoll = 50 * time.Millisecond
+
+// exitLinger bounds the wait for a rank that outlives its launcher's
+// process group: its exit time stays unknown.
+const exitLinger = time.Second
+
+// watchExit watches pid until it exits or, after over closes, for
+// exitLinger more. Without a pidfd (gone already, an old kernel, another
+// pid namespace) the exit time stays zero.
+func watchExit(pid int, over <-chan struct{}) *exitWatch {
+	w := &exitWatch{done: make(chan struct{})}
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		close(w.done)
+		return w
+	}
+	go func() {
+		defer close(w.done)
+		defer unix.Close(fd)
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		var deadline time.Time
+		for {
+			n, err := unix.Poll(fds, int(exitPoll/time.Millisecond))
+			if n > 0 {
+				w.at = time.Now()
+				return
+			}
+			if err != nil && !errors.Is(err, unix.EINTR) {
+				return
+			}
+			select {
+			case <-over:
+				if deadline.IsZero() {
+					deadline = time.Now().Add(exitLinger)
+				} else if time.Now().After(deadline) {
+					return
+				}
+			default:
+			}
+		}
+	}()
+	return w
+}
+
+// exitedAt is when the process exited, zero when unknown; it waits for the
+// watch to end.
+func (w *exitWatch) exitedAt() time.Time {
+	if w == nil {
+		return time.Time{}
+	}
+	<-w.done
+	return w.at
+}
