@@ -35,8 +35,9 @@ run: build
 # (207 s -> 133 s here): their checks are on synthetic data, or exact on
 # real workers (schedules, counts), or as wide as fit's reproduced pause
 # (1/3x-3x of the traced one); they passed so beside a busy loop too.
-# fit and stats, the two longest, start first, so that neither runs alone
-# at the end; the worker's Python tests (no timings) run beside them.
+# The longest start first (fit, stats, bench, runner, history), so that
+# none runs alone at the end (runner last left one core idle for 45 s);
+# the worker's Python tests (no timings) run beside them.
 # -timeout: cmd/gcjitter starts ~70 torch workers; go test's 10-minute
 # default per package is too close on a loaded host.
 test: build
@@ -46,7 +47,7 @@ test: build
 	unformatted=$$("$$($(GO) env GOROOT)/bin/gofmt" -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi; \
 	ut=$$(mktemp); trap 'rm -f "$$ut"' EXIT; (cd bench && "$$py" -m unittest worker_test) >"$$ut" 2>&1 & utpid=$$!; \
-	GCJITTER_PYTHON="$$py" $(GO) test -count=1 -p 2 -timeout 30m ./fit ./stats $$($(GO) list ./... | grep -vE '/(cmd/gcjitter|fit|stats)$$'); \
+	GCJITTER_PYTHON="$$py" $(GO) test -count=1 -p 2 -timeout 30m ./fit ./stats ./bench ./runner ./history $$($(GO) list ./... | grep -vE '/(cmd/gcjitter|fit|stats|bench|runner|history)$$'); \
 	if wait $$utpid; then tail -n 3 "$$ut"; else cat "$$ut"; exit 1; fi; \
 	GCJITTER_PYTHON="$$py" $(GO) test -count=1 -p 1 -timeout 30m ./cmd/gcjitter
 	@$(MAKE) --no-print-directory fuzz
@@ -59,11 +60,11 @@ test: build
 # a budget here); a count bounds it, and a crasher is still saved whole.
 FUZZMIN = -fuzzminimizetime $(or $(FUZZMINTIME),2000x)
 fuzz:
-	$(GO) test $(FUZZMIN) -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(or $(FUZZTIME),150000x) ./bench
-	$(GO) test $(FUZZMIN) -run '^$$' -fuzz '^FuzzFastStepAgreesWithJSON$$' -fuzztime $(or $(FUZZTIME),200000x) ./bench
+	$(GO) test $(FUZZMIN) -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(or $(FUZZTIME),75000x) ./bench
+	$(GO) test $(FUZZMIN) -run '^$$' -fuzz '^FuzzFastStepAgreesWithJSON$$' -fuzztime $(or $(FUZZTIME),120000x) ./bench
 	$(GO) test $(FUZZMIN) -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(or $(FUZZTIME),50000x) ./cases
 	$(GO) test $(FUZZMIN) -run '^$$' -fuzz '^FuzzBenchfmtCompare$$' -fuzztime $(or $(FUZZTIME),15000x) ./results
-	$(GO) test $(FUZZMIN) -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(or $(FUZZTIME),300000x) ./golden
+	$(GO) test $(FUZZMIN) -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(or $(FUZZTIME),100000x) ./golden
 
 # Harness overhead and other speed figures (see BENCHMARKS.md).
 bench: build
