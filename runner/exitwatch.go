@@ -2,6 +2,9 @@ package runner
 
 import (
 	"errors"
+	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -25,12 +28,18 @@ const exitPoll = 50 * time.Millisecond
 // process group: its exit time stays unknown.
 const exitLinger = time.Second
 
-// watchExit watches pid until it exits or, after over closes, for
-// exitLinger more. Without a pidfd (gone already, an old kernel, another
-// pid namespace) the exit time stays zero.
-func watchExit(pid int, over <-chan struct{}) *exitWatch {
+// watchExit watches pid, a descendant of launcher, until it exits or,
+// after over closes, for exitLinger more. Without a pidfd (gone already, an
+// old kernel), or for a pid that is not the launcher's descendant here (a
+// rank in another pid namespace names a number that is someone else's),
+// the exit time stays zero.
+func watchExit(pid, launcher int, over <-chan struct{}) *exitWatch {
 	w := &exitWatch{done: make(chan struct{})}
 	fd, err := unix.PidfdOpen(pid, 0)
+	if err == nil && !descendsFrom(pid, launcher) {
+		unix.Close(fd)
+		err = unix.ESRCH
+	}
 	if err != nil {
 		close(w.done)
 		return w
@@ -71,4 +80,28 @@ func (w *exitWatch) exitedAt() time.Time {
 	}
 	<-w.done
 	return w.at
+}
+
+// descendsFrom reports whether ancestor is pid's parent, or its parent's,
+// and so on: torchrun starts each rank in a session of its own, so the
+// process group does not tell.
+func descendsFrom(pid, ancestor int) bool {
+	for range 16 {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return false
+		}
+		// pid (comm) state ppid ...; comm may hold spaces and parentheses.
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) < 2 {
+			return false
+		}
+		if pid, err = strconv.Atoi(f[1]); err != nil || pid <= 1 {
+			return false
+		}
+		if pid == ancestor {
+			return true
+		}
+	}
+	return false
 }

@@ -89,7 +89,7 @@ func (g *Launched) Run(ctx context.Context) ([]*Result, error) {
 				watchdog.record()
 				collect(streams[k], rec)
 				if m, ok := rec.(*bench.Meta); ok && exits[k] == nil && m.PID > 0 {
-					exits[k] = watchExit(m.PID, exited)
+					exits[k] = watchExit(m.PID, cmd.Process.Pid, exited)
 				}
 				if g.OnRecord != nil {
 					g.OnRecord(k, rec)

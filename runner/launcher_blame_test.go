@@ -3,6 +3,8 @@ package runner
 import (
 	"context"
 	"io"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -67,5 +69,34 @@ wait $r1; kill $r0; wait $r0; exit 1`
 	}
 	if !out[1].StoppedGroup || out[0].StoppedGroup {
 		t.Errorf("StoppedGroup: rank 0 %v, rank 1 %v; want only rank 1", out[0].StoppedGroup, out[1].StoppedGroup)
+	}
+}
+
+func TestDescendsFrom(t *testing.T) {
+	if !descendsFrom(os.Getpid(), os.Getppid()) {
+		t.Errorf("this test does not descend from its parent %d", os.Getppid())
+	}
+	if descendsFrom(os.Getppid(), os.Getpid()) {
+		t.Errorf("this test's parent descends from it")
+	}
+	if descendsFrom(1<<22+7, os.Getpid()) {
+		t.Errorf("a pid that does not exist descends from this test")
+	}
+	// A process's exit is watched only under the launcher named.
+	for _, tc := range []struct {
+		launcher int
+		timed    bool
+	}{{os.Getpid(), true}, {1<<22 + 7, false}} {
+		child := exec.Command("sleep", "0.1")
+		if err := child.Start(); err != nil {
+			t.Fatal(err)
+		}
+		over := make(chan struct{})
+		w := watchExit(child.Process.Pid, tc.launcher, over)
+		child.Wait()
+		close(over)
+		if got := !w.exitedAt().IsZero(); got != tc.timed {
+			t.Errorf("under launcher %d: exit timed %v, want %v", tc.launcher, got, tc.timed)
+		}
 	}
 }
