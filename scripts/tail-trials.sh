@@ -1,6 +1,6 @@
 #!/bin/bash
 # tail-trials.sh N OUT [KINDS]: issue #43's same-session trials of the tail,
-# N rounds of `gcjitter ab` at 5+5 runs of 200 steps, one trial of each kind
+# N rounds of `gcjitter ab` at 5+5 runs of 200 steps (RUNS a side: 5), one trial of each kind
 # a round (so a cut leaves the kinds even), each under the shared heavy lock
 # and timed inside it:
 #   slower  ascend-gpt-periodic-gc default, every full collection 20% longer
@@ -31,6 +31,7 @@ out=$(cd "$out" && pwd)
 "$here/slower-collector.sh" 0.2 "$out/f20" "$py" >/dev/null
 "$here/stall.sh" 0.03 0 "$out/s0" "$py" >/dev/null
 stall=${STALL_MS:-6}
+runs=${RUNS:-5}
 "$here/stall.sh" 0.03 "$stall" "$out/s$stall" "$py" >/dev/null
 [ -f "$out/trials.tsv" ] || printf 'kind\ttrial\texit\tseconds\tp99\tp99-no-gen2\tp99-rel\tregressed\n' >"$out/trials.tsv"
 for t in $(seq "${FIRST:-1}" "$n"); do
@@ -47,8 +48,8 @@ for t in $(seq "${FIRST:-1}" "$n"); do
 		# shellcheck disable=SC2016
 		locked="flock $lock"
 		[ "$lock" = none ] && locked=
-		$locked sh -c 's=$(date +%s.%N); "$1" ab -a python="$2" -b python="$3" -runs 5 -steps 200 -seed "$4" -census=false -filter "$5" -o "$6/res" ascend-gpt-periodic-gc >"$6/ab.out" 2>&1; echo $? >"$6/rc"; e=$(date +%s.%N); echo "$e - $s" | bc >"$6/seconds"' \
-			sh "$gcj" "$out/$a/python" "$out/$b/python" "$t" "$filter" "$d"
+		$locked sh -c 's=$(date +%s.%N); "$1" ab -a python="$2" -b python="$3" -runs "$7" -steps 200 -seed "$4" -census=false -filter "$5" -o "$6/res" ascend-gpt-periodic-gc >"$6/ab.out" 2>&1; echo $? >"$6/rc"; e=$(date +%s.%N); echo "$e - $s" | bc >"$6/seconds"' \
+			sh "$gcj" "$out/$a/python" "$out/$b/python" "$t" "$filter" "$d" "$runs"
 		label=$k
 		[ "$k" = stall ] && label=stall-${stall}ms
 		# ab reruns a disturbed session into res-rerunN: its verdicts are the last one's.
