@@ -263,15 +263,8 @@ func candidate(variant, policy string, runs []stats.RunSummary, verdicts map[str
 	c.P99, _, _ = med("p99")
 	c.SpikeRate, _, _ = med("spike-rate")
 	c.Gen2Pause, _, _ = med("gen2-pause")
-	var shares []float64
-	for _, r := range runs {
-		if r.Steps > 0 {
-			shares = append(shares, float64(r.Collections[2])/float64(r.Steps))
-		}
-	}
-	if len(shares) > 0 {
-		slices.Sort(shares)
-		c.FullShare = stats.Quantile(shares, 0.5)
+	if perK, _, ok := med("gen2-collections"); ok {
+		c.FullShare = perK / 1000
 	}
 	var okP bool
 	_, c.WorstPeak, okP = med("rss-peak")
