@@ -374,7 +374,7 @@ func (s *Session) runOne(ctx context.Context, script string, p PlannedRun, r *re
 				Stdout:      stderr, Stderr: stderr, Grace: s.Grace,
 				Startup: time.Duration(c.Timeouts.Startup), Silence: time.Duration(c.Timeouts.Silence), Total: time.Duration(c.Timeouts.Total),
 			}
-			workers[k].Warm, workers[k].Torch, workers[k].Group = s.warm, c.NeedsTorch(), group
+			workers[k].Warm, workers[k].Torch, workers[k].Group, workers[k].WarmScope = s.warm, c.NeedsTorch(), group, c.Name
 		}
 		workers[0].OnRecord = progress
 		runRanks = func(ctx context.Context) ([]*Result, error) { return RunGroup(ctx, workers) }

@@ -18,8 +18,9 @@ import (
 
 // Warm starts runs as children forked from a warm server: a worker process
 // that imported torch once (the worker's serve_warm, bench/gcjitter_worker/warm.py; docs/worker.md,
-// "Warm starts"). A server serves the runs of one interpreter, script and
-// environment but for PYTHONHASHSEED and a rank's own entries (ownEnv):
+// "Warm starts"). A server serves the runs of one case (Worker.WarmScope),
+// interpreter, script and environment but for PYTHONHASHSEED and a rank's
+// own entries (ownEnv):
 // the hash secret is fixed when an
 // interpreter starts, so every run it serves has the hash seed of the
 // run that started it (the meta record's hash_seed says which), where
@@ -394,10 +395,11 @@ func (s *warmServer) lost() error {
 	return &LostServerError{why}
 }
 
-// warmKey names the server a run can use: all but the hash seed and
-// the entries a process brings itself (ownEnv).
-func warmKey(python, script string, torch bool, env []string) string {
-	key := []string{python, script, strconv.FormatBool(torch)}
+// warmKey names the server a run can use: its scope (Worker.WarmScope)
+// and all but the hash seed and the entries a process brings itself
+// (ownEnv).
+func warmKey(python, script string, torch bool, scope string, env []string) string {
+	key := []string{python, script, strconv.FormatBool(torch), scope}
 	for _, kv := range env {
 		if !strings.HasPrefix(kv, "PYTHONHASHSEED=") {
 			key = append(key, kv)

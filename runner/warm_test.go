@@ -38,7 +38,7 @@ func startRun(t testing.TB, pool *Warm, py, script string, c *cases.Case, v case
 	cfg.Census = census
 	w := &Worker{Python: py, Script: script, Args: cfg.Args(),
 		Env:         WorkerEnv(ParentEnv(), hashSeed, threadsFor(c), c.Env, v.Env, nil),
-		RecordsPath: filepath.Join(t.TempDir(), name+".jsonl"), Warm: pool, Torch: c.NeedsTorch(),
+		RecordsPath: filepath.Join(t.TempDir(), name+".jsonl"), Warm: pool, Torch: c.NeedsTorch(), WarmScope: c.Name,
 		Startup: 5 * time.Minute, Silence: 5 * time.Minute}
 	res, err := w.Run(context.Background())
 	if err != nil {
@@ -149,6 +149,54 @@ func TestWarmRunHasTheColdSchedule(t *testing.T) {
 	// run did not start a new one; the none case's server is kept too.
 	if len(pool.held) != 2 || pool.started != 1 {
 		t.Fatalf("%d servers started for one environment, want 1", pool.started)
+	}
+}
+
+// TestWarmRunHasItsOwnCasesHeap: a run does not start from what another
+// case's runs imported. A server imports what its runs imported before
+// their collector's reset; resnet's model imports torchvision, and an
+// ascend-gpt-periodic-gc run forked after it from the same server walked
+// torchvision's objects in every full collection (and made 8 full
+// collections in 200 steps where a cold run makes 9). Each case has its
+// own server (Worker.WarmScope), so the run is a cold run's.
+func TestWarmRunHasItsOwnCasesHeap(t *testing.T) {
+	if !WarmSupported() {
+		t.Skip("no warm starts on this platform")
+	}
+	py := torchPython(t)
+	script, err := bench.WriteWorker(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := NewWarm(nil)
+	defer noServerLeft(t)
+	defer pool.Close()
+	resnet := builtinCase(t, "resnet-gc-collect-every-step")
+	resnet.Steps, resnet.Warmup = 1, 0
+	ascend := builtinCase(t, "ascend-gpt-periodic-gc")
+	ascend.Steps = 45 // two full collections
+	def := ascend.Variants[slices.IndexFunc(ascend.Variants, func(v cases.Variant) bool { return v.Name == "default" })]
+	cold := startRun(t, nil, py, script, ascend, def, 7, true, "ascend-cold")
+
+	first := startRun(t, pool, py, script, resnet, resnet.Variants[0], 7, false, "resnet-warm")
+	warm := startRun(t, pool, py, script, ascend, def, 7, true, "ascend-warm")
+	sameCollections(t, "ascend after resnet, each its own server", cold, warm)
+	if pool.started != 2 {
+		t.Errorf("%d servers started for two cases, want 2", pool.started)
+	}
+
+	// The hazard is real on this stack: the same run from resnet's
+	// server walks another heap (unless torchvision is missing, when
+	// resnet builds its own ResNet-18 and imports nothing more).
+	if slices.ContainsFunc(first.Stream.Meta.Notes, func(n string) bool { return strings.Contains(n, "torchvision not importable") }) {
+		t.Log("no torchvision: resnet imports nothing ascend does not")
+		return
+	}
+	shared := *ascend
+	shared.Name = resnet.Name
+	mixed := startRun(t, pool, py, script, &shared, def, 7, true, "ascend-in-resnets-server")
+	if census(cold.Stream) == census(mixed.Stream) {
+		t.Errorf("ascend forked from resnet's server walked the cold heap (%v): the test no longer sees the hazard it guards", census(cold.Stream))
 	}
 }
 
