@@ -517,3 +517,52 @@ func TestWarmGroupGivesUpOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestWarmRunAppendsToItsOutputFile: a warm run's stdout and stderr, one
+// file as a session gives them, are written after what the file holds,
+// as a cold run's are. The child once reopened the file through /proc,
+// with an offset of its own at 0, and wrote over it.
+func TestWarmRunAppendsToItsOutputFile(t *testing.T) {
+	if !WarmSupported() {
+		t.Skip("no warm starts on this platform")
+	}
+	py := torchPython(t)
+	script, err := bench.WriteWorker(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := NewWarm(nil)
+	defer noServerLeft(t)
+	defer pool.Close()
+	for _, start := range []struct {
+		name string
+		pool *Warm
+	}{{"cold", nil}, {"warm", pool}} {
+		out, err := os.Create(filepath.Join(t.TempDir(), "run.stderr"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := out.WriteString("before the run\n"); err != nil {
+			t.Fatal(err)
+		}
+		w := &Worker{Python: py, Script: script, Args: []string{"--measure-overhead", "1000"},
+			Env:         WorkerEnv(ParentEnv(), 7, 1),
+			RecordsPath: filepath.Join(t.TempDir(), "r.jsonl"), Stdout: out, Stderr: out,
+			Warm: start.pool, WarmScope: "overhead", Startup: time.Minute, Silence: time.Minute}
+		if _, err := w.Run(context.Background()); err != nil {
+			t.Fatalf("%s: %v", start.name, err)
+		}
+		out.Close()
+		b, err := os.ReadFile(out.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// measure-overhead prints one number on stdout.
+		if !strings.HasPrefix(string(b), "before the run\n") || len(strings.TrimSpace(strings.TrimPrefix(string(b), "before the run\n"))) == 0 {
+			t.Errorf("%s run's output file: %q, want what it held, then the run's output", start.name, b)
+		}
+	}
+	if pool.started != 1 {
+		t.Errorf("the warm run started %d servers, want 1 (else it ran cold)", pool.started)
+	}
+}

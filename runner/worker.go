@@ -332,7 +332,9 @@ func (w *Worker) startWarm(ctx context.Context, args []string, records *os.File,
 	key := warmKey(w.Python, w.Script, w.Torch, w.WarmScope, keyEnv)
 	spec := serverSpec{python: w.Python, script: w.Script, torch: w.Torch, env: serverEnv, startup: w.Startup}
 	// The child writes to pipes of ours, copied as exec.Cmd copies a
-	// cold run's output; a file is passed as it is.
+	// cold run's output. A file too: the child would reopen it through
+	// /proc with an offset of its own, at 0, and a run's stdout and
+	// stderr (one file, the run's .stderr) would overwrite each other.
 	var copies sync.WaitGroup
 	var closers []*os.File
 	defer func() {
@@ -341,8 +343,8 @@ func (w *Worker) startWarm(ctx context.Context, args []string, records *os.File,
 		}
 	}()
 	pipe := func(to io.Writer) (*os.File, error) {
-		if f, ok := to.(*os.File); ok || to == nil {
-			return f, nil
+		if to == nil {
+			return nil, nil
 		}
 		r, pw, err := os.Pipe()
 		if err != nil {
