@@ -237,15 +237,24 @@ func abCensus(cmp *results.Comparison, m *results.Manifest, byCost func(bench st
 		}
 		p := stats.Pair{Bench: bench, Metric: CensusMetric, Unit: fmt.Sprintf("objects/gen%d-collection", g), Better: -1,
 			Old: []float64{old.PerCollection(g)}, New: []float64{new.PerCollection(g)}}
-		if byCost(bench) && new.PerCollection(g) > 0 {
+		sameEnv := !byCost(bench)
+		if !sameEnv && new.PerCollection(g) > 0 {
 			p.Cost = stats.CensusCost(cmp.New.Runs[bench], g, old.PerCollection(g), new.PerCollection(g))
 		}
 		r := stats.ExactRow(p)
-		if p.Cost == nil && old != new {
+		switch {
+		case sameEnv && old != new:
 			// The same environment walks the same heap: a change either
 			// way is a failure, like a changed schedule.
 			r.Verdict = stats.Regressed
 			r.Reason = fmt.Sprintf("exact: the same environment walked another heap: %s -> %s", old, new)
+		case !sameEnv && p.Cost == nil:
+			// B made none of these collections (a collector without
+			// them, thresholds that never reach them): no heap to weigh
+			// against A's. The collection counts, priced by their cost,
+			// say what that is worth.
+			r.Verdict = stats.Descriptive
+			r.Reason = fmt.Sprintf("not judged: %s -> %s: B made no gen%d collection whose walk could be priced; the collection counts and their cost decide", old, new, g)
 		}
 		last := 0
 		for i, row := range cmp.Rows {

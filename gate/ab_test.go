@@ -85,6 +85,34 @@ func TestJudgeABCostAndMechanism(t *testing.T) {
 	}
 }
 
+// TestJudgeABUpgradeWithoutFullCollections: an upgrade whose B makes no
+// full collection has no heap census to weigh against A's; the census row
+// is not judged (it once failed the A/B as "the same environment walked
+// another heap"), and the counts, priced by their cost, decide: fewer
+// full collections, no regression.
+func TestJudgeABUpgradeWithoutFullCollections(t *testing.T) {
+	upgrade := [2]Spec{{Python: "/old/python"}, {Python: "/new/python"}}
+	d, m := abSession(1160, 400_000, 400_000)
+	runs := d.Runs[results.BenchName("c", abSides[1]+"default")]
+	for i := range runs {
+		runs[i].Collections[2], runs[i].PauseNS[2], runs[i].MaxPauseNS[2] = 0, 0, 0
+	}
+	b := m.Census[1].Summary
+	b.Collections[2], b.Walked[2] = 0, 0
+	cmp := JudgeAB(d, m, upgrade, nil, ABPolicy{}).Comparison
+	r := abRow(t, cmp, CensusMetric)
+	if r.Verdict != stats.Descriptive || !strings.Contains(r.Reason, "B made no gen2 collection") {
+		t.Errorf("census row: %s: %s; want not judged", r.Verdict, r.Reason)
+	}
+	if cmp.Regressed() {
+		for _, r := range cmp.Rows {
+			if r.Verdict == stats.Regressed {
+				t.Errorf("regressed: %s %s: %s", r.Bench, r.Metric, r.Reason)
+			}
+		}
+	}
+}
+
 // TestJudgeABBusyHostLeavesTimingUndecided: B planted 2x slower in every
 // time fails an A/B of runs made on a quiet host; the same runs made beside
 // other load give no timing verdict ("undecided: host busy" with the load),
