@@ -286,7 +286,7 @@ func (p *Plan) Judge(m *results.Manifest, dir string, pol Policy) (*Outcome, err
 		return nil, fmt.Errorf("reading the new results: %w", err)
 	}
 	byCost := envChanged(o.Schedules)
-	o.Comparison = results.Compare(old, newData, results.CompareOptions{Primary: Primary(p.Cases), Drift: p.SessionDrift,
+	o.Comparison = results.Compare(old, newData, results.CompareOptions{Primary: Primary(p.Cases), Drift: p.SessionDrift, OldFixed: true,
 		CountsByCost: func(bench string) bool { return byCost[results.CaseOf(bench)] }})
 	notes := append(p.HostCheck(), p.Contamination()...)
 	if p.TimingNote != "" {

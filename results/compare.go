@@ -54,6 +54,9 @@ type CompareOptions struct {
 	// stats.CostFloor), not exactly. Nil, or false: exactly (A/A, the same
 	// environment).
 	CountsByCost func(bench string) bool
+	// OldFixed: the old side is a baseline more runs do not grow (a gate):
+	// an unknown asks for new runs alone (stats.Options.OldFixed).
+	OldFixed bool
 }
 
 // Comparison is the judgement of NEW against OLD.
@@ -355,9 +358,10 @@ func Compare(old, new *Data, opt CompareOptions) *Comparison {
 	}
 	// One Compare call: Holm's correction spans each family whole.
 	c.Rows = stats.Compare(pairs, stats.Options{
-		Alpha:  c.Alpha,
-		Floor:  func(p stats.Pair) float64 { return floorOf[[2]string{p.Bench, p.Metric}] },
-		Family: family,
+		Alpha:    c.Alpha,
+		OldFixed: opt.OldFixed,
+		Floor:    func(p stats.Pair) float64 { return floorOf[[2]string{p.Bench, p.Metric}] },
+		Family:   family,
 		Drift: func(p stats.Pair) float64 {
 			if opt.Drift == nil {
 				return 0

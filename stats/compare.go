@@ -77,6 +77,11 @@ type Options struct {
 	// away: it adds to the variance of the difference whatever the sizes.
 	// Nil, or 0: both sides come from one session (ab interleaves them).
 	Drift func(p Pair) float64
+	// OldFixed says the old side is a baseline that stays as it is (a gate
+	// against committed runs): runs that would decide an unknown are
+	// counted on the new side alone, whose growth narrows the interval
+	// only as far as the old side's runs allow.
+	OldFixed bool
 }
 
 func (o Options) alpha() float64 {
@@ -177,9 +182,13 @@ type Row struct {
 	// Reason says why, in words.
 	Reason string
 	// RunsNeeded, for an unknown verdict, estimates how many runs per side
-	// would likely decide it (0 when no estimate can be made).
+	// would likely decide it (0 when no estimate can be made); with
+	// OldFixed, how many new runs against the old side's.
 	RunsNeeded int
-	Warnings   []string
+	// OldFixed: the old side is a baseline more runs do not grow
+	// (Options.OldFixed).
+	OldFixed bool
+	Warnings []string
 
 	logs        bool      // the test works on logarithms
 	est, se     float64   // t: mean difference and its standard error
@@ -207,6 +216,7 @@ func compare(pairs []Pair, opt Options, detect bool) []*Row {
 			drift = max(0, opt.Drift(p))
 		}
 		rows[i] = compareOne(p, alpha, opt.floor(p), drift)
+		rows[i].OldFixed = opt.OldFixed
 	}
 	family := func(r *Row) string { return "" }
 	if opt.Family != nil {

@@ -98,6 +98,9 @@ func detectable(r *Row, level float64) float64 {
 // between the estimate and the floor.
 func runsNeeded(r *Row, alpha float64) int {
 	n0 := min(len(r.Old), len(r.New))
+	if r.OldFixed {
+		n0 = len(r.New)
+	}
 	d, fl := testScale(r)
 	e := math.Abs(d)
 	target := math.Abs(e - fl)
@@ -106,6 +109,11 @@ func runsNeeded(r *Row, alpha float64) int {
 	}
 	level := alpha / float64(max(r.FamilySize, 1))
 	ok := func(n int) bool { return halfWidth(n, n, r.Spread, r.Drift, level) < target }
+	if r.OldFixed {
+		// Only the new side grows: the old side's runs bound the
+		// interval however many new runs there are.
+		ok = func(n int) bool { return halfWidth(len(r.Old), n, r.Spread, r.Drift, level) < target }
+	}
 	if !ok(MaxRunsNeeded) {
 		return MaxRunsNeeded
 	}
@@ -121,9 +129,12 @@ func runsNeeded(r *Row, alpha float64) int {
 	return max(hi, n0+1)
 }
 
-// MoreRuns is how many runs to add to the smaller side to reach
-// RunsNeeded: what an unknown verdict asks for.
+// MoreRuns is how many runs to add to the smaller side (with OldFixed,
+// the new side) to reach RunsNeeded: what an unknown verdict asks for.
 func (r *Row) MoreRuns() int {
+	if r.OldFixed {
+		return max(0, r.RunsNeeded-len(r.New))
+	}
 	return max(0, r.RunsNeeded-min(len(r.Old), len(r.New)))
 }
 
