@@ -398,6 +398,12 @@ func (s *Session) runOne(ctx context.Context, script string, p PlannedRun, r *re
 		r.OtherCPUs = &other
 	}
 	if len(res) == 0 || res[0] == nil { // could not start or write at all
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			// Interrupted while its warm server started: the session
+			// ends as any interrupted one, its manifest saved.
+			r.Status, r.Reason = results.StatusInterrupted, "interrupted before its first step"
+			return nil
+		}
 		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.ENOEXEC) {
 			r.Status, r.Reason = results.StatusFailed, err.Error()
 			return nil

@@ -123,6 +123,9 @@ func (p *Warm) server(ctx context.Context, key, python, script string, torch boo
 	}
 	s, err := startServer(ctx, key, python, script, torch, env, startup)
 	if ctx.Err() != nil {
+		if s != nil {
+			s.close() // ready as the context ended: held by no one
+		}
 		return nil, ctx.Err()
 	}
 	if err != nil {
