@@ -287,6 +287,12 @@ func (s *warmServer) start(procs []warmProc) ([]*warmRun, error) {
 		switch {
 		case strings.HasPrefix(line, "exit "):
 			exits = append(exits, line)
+			if _, e := fmt.Sscanf(line, "exit %d", &pid); e == nil && !slices.Contains(started, pid) {
+				// A child that ended before it could say so (killed
+				// between the fork and its reply): it will never answer.
+				err = fmt.Errorf("warm start failed: a child (pid %d) ended before it started", pid)
+				left--
+			}
 		case strings.HasPrefix(line, "started "):
 			if _, e := fmt.Sscanf(line, "started %d %d", &pid, &i); e != nil || pid <= 0 || i < 0 || i >= len(procs) || answered[i] {
 				err = fmt.Errorf("warm server: bad reply %q", line)

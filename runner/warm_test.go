@@ -566,3 +566,48 @@ func TestWarmRunAppendsToItsOutputFile(t *testing.T) {
 		t.Errorf("the warm run started %d servers, want 1 (else it ran cold)", pool.started)
 	}
 }
+
+// TestWarmStartSurvivesAChildThatDiedUnstarted: a server whose child ends
+// before it reports "started" (killed between the fork and its reply)
+// answers only with the child's exit; the start fails (the run then starts
+// cold) instead of waiting for a reply that never comes. The server here
+// is a shell script that speaks the protocol.
+func TestWarmStartSurvivesAChildThatDiedUnstarted(t *testing.T) {
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "server")
+	script := `#!/bin/sh
+echo ready
+read n
+read len
+head -c "$len" >/dev/null
+echo "exit 999999 9 0"
+sleep 30
+`
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pool := NewWarm(nil)
+	defer pool.Close()
+	records, err := os.Create(filepath.Join(dir, "r.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer records.Close()
+	done := make(chan error, 1)
+	go func() {
+		run, err := pool.startOne(context.Background(), "k", serverSpec{python: fake, script: "x", startup: time.Minute},
+			warmProc{records: records, args: []string{"--steps", "1"}})
+		if run != nil {
+			err = errors.New("started a run no child answered for")
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the start still waits for a child that ended before it started")
+	}
+}
