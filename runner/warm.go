@@ -368,7 +368,17 @@ func (s *warmServer) deliver(runs []*warmRun, exits []string) {
 // wait is the run's exit code, or the signal that killed it; the error
 // is a server that ended before it reported the exit.
 func (r *warmRun) wait() (int, string, error) {
-	line, ok := <-r.exit
+	var line string
+	var ok bool
+	select {
+	case line, ok = <-r.exit:
+	case <-time.After(warmExitWait):
+		// Its records ended, so the run has; a server that cannot say so
+		// (stuck in its preload, or reading a module pipe a grandchild
+		// holds) would hold the session forever. Stopped, it is lost.
+		r.server.close()
+		return 0, "", &LostServerError{Why: fmt.Sprintf("did not report the run's exit within %s of its end, and was stopped", warmExitWait)}
+	}
 	if !ok {
 		return 0, "", r.server.lost()
 	}
@@ -384,6 +394,12 @@ func (r *warmRun) wait() (int, string, error) {
 	}
 	return ws.ExitStatus(), "", nil
 }
+
+// warmExitWait bounds the wait for a server's report of a run's exit once
+// the run's records have ended: the server reaps it, reads what it
+// imported and imports that (torch 2's preload, seconds on a slow host)
+// before it reports the last exit of a request.
+var warmExitWait = 2 * time.Minute
 
 // LostServerError is a warm server that ended while it held a run: the
 // run's exit status is unknown, so the run failed, not the session.

@@ -611,3 +611,47 @@ sleep 30
 		t.Fatal("the start still waits for a child that ended before it started")
 	}
 }
+
+// TestWarmWaitGivesUpOnASilentServer: a server that never reports a run's
+// exit (stuck after the run ended) is stopped after warmExitWait and the
+// run's wait ends as a lost server's, instead of holding the session.
+func TestWarmWaitGivesUpOnASilentServer(t *testing.T) {
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "server")
+	script := `#!/bin/sh
+echo ready
+read n
+read len
+head -c "$len" >/dev/null
+echo "started $$ 0"
+sleep 30
+`
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	defer func(d time.Duration) { warmExitWait = d }(warmExitWait)
+	warmExitWait = time.Second
+	pool := NewWarm(nil)
+	defer pool.Close()
+	records, err := os.Create(filepath.Join(dir, "r.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer records.Close()
+	run, err := pool.startOne(context.Background(), "k", serverSpec{python: fake, script: "x", startup: time.Minute},
+		warmProc{records: records, args: []string{"--steps", "1"}})
+	if err != nil || run == nil {
+		t.Fatalf("start: %v, %v", run, err)
+	}
+	done := make(chan error, 1)
+	go func() { _, _, err := run.wait(); done <- err }()
+	select {
+	case err := <-done:
+		var lost *LostServerError
+		if !errors.As(err, &lost) {
+			t.Fatalf("wait: %v, want a lost server", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the wait still holds for a server that never reports the exit")
+	}
+}
