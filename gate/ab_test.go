@@ -167,6 +167,30 @@ func TestJudgeABBusyHostLeavesTimingUndecided(t *testing.T) {
 	}
 }
 
+// TestJudgeABBusyHostLeavesACensusPriceUndecided: an upgrade's heavier
+// heap priced from pauses timed beside other load, within
+// results.BusyPriceFactor of the floor, is undecided there; quiet, the
+// same census fails the A/B.
+func TestJudgeABBusyHostLeavesACensusPriceUndecided(t *testing.T) {
+	upgrade := [2]Spec{{Python: "/old/python"}, {Python: "/new/python"}}
+	judge := func(other float64) *ABOutcome {
+		// 200,000 objects more: +0.65% of the step (TestJudgeABCostAndMechanism).
+		d, m := abSession(1160, 400_000, 600_000)
+		m.Host.CPUs = 2
+		for _, r := range m.Runs {
+			r.OtherCPUs = &other
+		}
+		return JudgeAB(d, m, upgrade, nil, ABPolicy{})
+	}
+	if r := abRow(t, judge(0.01).Comparison, CensusMetric); r.Verdict != stats.Regressed {
+		t.Fatalf("quiet host: %s: %s; want the heavier heap to regress", r.Verdict, r.Reason)
+	}
+	busy := judge(1.9)
+	if r := abRow(t, busy.Comparison, CensusMetric); busy.Failed || r.Verdict != stats.Unknown || !strings.HasPrefix(r.Reason, "undecided: host busy") {
+		t.Errorf("busy host: failed %v; census %s: %s; want it undecided", busy.Failed, r.Verdict, r.Reason)
+	}
+}
+
 // TestUndisturbedRerunsWithinBudget: a disturbed session is made again at
 // most BusyReruns times, into DIR-rerunN, and the last one made is judged;
 // a quiet session is not rerun; a rerun that fails leaves the one before.

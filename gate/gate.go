@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -263,6 +264,8 @@ func (p *Plan) Judge(m *results.Manifest, dir string, pol Policy) (*Outcome, err
 		}
 	}
 	old := results.NewData(filepath.Join(p.Dir, p.Class))
+	busyCensus := p.busy(m) && !p.AllowBusy
+	var censusUndecided []string
 	for _, c := range p.Cases {
 		g, path := p.Goldens[c.Name], p.Paths[c.Name]
 		res, err := golden.Check(g, path, m)
@@ -274,6 +277,10 @@ func (p *Plan) Judge(m *results.Manifest, dir string, pol Policy) (*Outcome, err
 			o.fail(fmt.Sprintf("the GC schedule of %s changed in the same environment", c.Name))
 		}
 		switch {
+		case res.CensusFailed() && len(res.EnvChanges) > 0 && busyCensus && censusPriceNearFloor(res):
+			// Priced by pauses timed beside other load, which slows a
+			// collection more than a step (results.BusyPriceFactor).
+			censusUndecided = append(censusUndecided, fmt.Sprintf("undecided: host busy: the heap census of %s grew by what its pauses, timed in disturbed runs, price within %g times the cost floor %s of the step; rerun on a quiet host to judge it", c.Name, results.BusyPriceFactor, strings.TrimPrefix(stats.Pct(stats.CostFloor), "+")))
 		case res.CensusFailed() && len(res.EnvChanges) > 0:
 			o.fail(fmt.Sprintf("the heap census of %s grew by what costs the step over %s: its collections walk a heavier heap", c.Name, strings.TrimPrefix(stats.Pct(stats.CostFloor), "+")))
 		case res.CensusFailed():
@@ -296,12 +303,29 @@ func (p *Plan) Judge(m *results.Manifest, dir string, pol Policy) (*Outcome, err
 	if n := countsByCostNote(p.Cases, byCost); n != "" {
 		o.Comparison.Notes = append(o.Comparison.Notes, n)
 	}
+	o.Comparison.Notes = append(o.Comparison.Notes, censusUndecided...)
+	o.Unknowns += len(censusUndecided)
 	// Runs the host disturbed judge no timing: never regressed (a false
 	// alarm teaches people to ignore the gate), never same either; reported
 	// timings are worded so too.
 	o.HostBusy = UndecideBusy(o.Comparison, m, p.AllowBusy, p.caseNames()...)
 	o.settle()
 	return o, nil
+}
+
+// censusPriceNearFloor: every costly census change of res was priced
+// (from the new runs' pauses) within results.BusyPriceFactor of the cost
+// floor, so a neighbour's load could have made it of a price under it.
+func censusPriceNearFloor(res *golden.Result) bool {
+	for _, d := range res.Census {
+		if !d.Costly() {
+			continue
+		}
+		if d.Cost == nil || math.IsNaN(d.Cost.Share) || d.Cost.Share > results.BusyPriceFactor*stats.CostFloor {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *Plan) caseNames() []string {

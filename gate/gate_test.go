@@ -616,3 +616,51 @@ func TestJudgeBusyHostLeavesTimingUndecided(t *testing.T) {
 		t.Errorf("busy host, schedule changed: failed %v (%v); want the schedule to fail it", o.Failed, o.Why)
 	}
 }
+
+// TestJudgeBusyHostLeavesACensusPriceUndecided: after an environment
+// change the heap census is judged by its price, from pauses timed in the
+// new runs; beside other load a collection slows more than a step, so a
+// price within results.BusyPriceFactor of the floor is undecided there,
+// not a failure. On a quiet host the same census fails the gate.
+func TestJudgeBusyHostLeavesACensusPriceUndecided(t *testing.T) {
+	census := func(gen1Walk int64) *stats.RunSummary {
+		return &stats.RunSummary{Steps: 40, Collections: [3]int{11, 1, 0}, Walked: [3]int64{11 * 700, gen1Walk, 0}}
+	}
+	upgraded := func(g *golden.Golden) {
+		g.Env.Torch = "2.4.0"
+		for i := range g.Variants {
+			g.Variants[i].Census = &golden.Census{Collections: [3]int{11, 1, 0}, Walked: [3]int64{11 * 700, 1000, 0}}
+		}
+	}
+	judge := func(other float64) *Outcome {
+		t.Helper()
+		p := plan(t, baseline(t, "test-cpu", upgraded), fixtureCase(t))
+		m := fixtureManifest(t)
+		m.Host.CPUs = 2
+		for _, r := range m.Runs {
+			r.OtherCPUs = &other
+		}
+		// default's gen-1 collections walk 20% more: +0.6-0.7% of its
+		// step at the fixture's pauses, over the floor, under twice it.
+		m.Census = []*results.Run{
+			{Case: "fixture", Variant: "default", Status: results.StatusOK, Summary: census(1200)},
+			{Case: "fixture", Variant: "manual", Status: results.StatusOK, Summary: census(1000)},
+		}
+		o, err := p.Judge(m, fixtureDir, Policy{Timing: "gate"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	quiet := judge(0.01)
+	if d := quiet.Schedules[0].Census; len(d) != 1 || d[0].Cost == nil || d[0].Cost.Share <= stats.CostFloor || d[0].Cost.Share > results.BusyPriceFactor*stats.CostFloor {
+		t.Fatalf("census diffs %+v: the test wants one priced between the floor and %g times it", d, results.BusyPriceFactor)
+	}
+	if !quiet.Failed || !strings.Contains(strings.Join(quiet.Why, "; "), "heap census of fixture grew") {
+		t.Errorf("quiet host: failed %v (%v); want the census to fail it", quiet.Failed, quiet.Why)
+	}
+	busy := judge(1.9)
+	if busy.Failed || busy.Unknowns == 0 || !strings.Contains(strings.Join(busy.Comparison.Notes, "\n"), "undecided: host busy: the heap census of fixture grew") {
+		t.Errorf("busy host: failed %v (%v), unknowns %d, notes %q; want the census undecided", busy.Failed, busy.Why, busy.Unknowns, busy.Comparison.Notes)
+	}
+}

@@ -90,10 +90,13 @@ func (c *Comparison) UndecideTimings(why, todo string) int {
 	n := 0
 	for _, r := range c.Rows {
 		m, ok := stats.MetricByName(r.Metric)
+		// An exact row outside the catalogue (an A/B's heap census) is
+		// judged as a count is where its price decided it.
+		exact := ok && m.Exact || !ok && r.Exact && priced(r)
 		switch {
-		case !ok || m.Memory || r.Verdict == stats.Descriptive:
+		case !ok && !exact || ok && m.Memory || r.Verdict == stats.Descriptive:
 			continue
-		case m.Exact:
+		case exact:
 			if !priced(r) || r.Verdict != stats.Regressed && r.Verdict != stats.Improved || math.Abs(r.Cost.Share) > BusyPriceFactor*stats.CostFloor {
 				continue
 			}
