@@ -51,8 +51,9 @@ type CompareOptions struct {
 	// environments (another interpreter, torch, thresholds: an upgrade's
 	// A/B, a gate across an environment change): its collection counts are
 	// then judged by what the change costs (stats.CountCost against
-	// stats.CostFloor), not exactly. Nil, or false: exactly (A/A, the same
-	// environment).
+	// stats.CostFloor), not exactly. False: exactly (A/A, the same
+	// environment). Nil: by cost where the two sides' recorded
+	// environments differ (results.Env.Changes), as for compare.
 	CountsByCost func(bench string) bool
 	// OldFixed: the old side is a baseline more runs do not grow (a gate):
 	// an unknown asks for new runs alone (stats.Options.OldFixed).
@@ -277,8 +278,17 @@ func Compare(old, new *Data, opt CompareOptions) *Comparison {
 		}
 		oe, oldHas := old.Env[b]
 		ne, newHas := new.Env[b]
-		if ch := oe.Changes(ne); oldHas && newHas && len(ch) > 0 {
+		ch := oe.Changes(ne)
+		envChanged := oldHas && newHas && len(ch) > 0
+		if envChanged {
 			c.Notes = append(c.Notes, fmt.Sprintf("%s: environment changed: %s", b, strings.Join(ch, ", ")))
+		}
+		// Counts across an environment change are its mechanism, judged by
+		// their cost, as the gate and ab judge them; the caller may say so
+		// itself (a gate knows its baseline's environment).
+		byCost := envChanged
+		if opt.CountsByCost != nil {
+			byCost = opt.CountsByCost(b)
 		}
 		// A warm child's RSS leaves out the pages of torch's libraries that
 		// its server's import touched and it never does (docs/worker.md):
@@ -313,7 +323,7 @@ func Compare(old, new *Data, opt CompareOptions) *Comparison {
 			p := stats.Pair{Bench: b, Metric: u, Unit: u, Old: oldVals, New: new.Values[b][u], OldSteps: oldSteps, NewSteps: newSteps}
 			if m, ok := stats.MetricByUnit(u); ok {
 				p.Metric, p.Exact, p.Better = m.Name, m.Exact, m.Better()
-				if g, ok := collectionsGen(m.Name); ok && opt.CountsByCost != nil && opt.CountsByCost(b) && len(oldVals) > 0 && len(p.New) > 0 {
+				if g, ok := collectionsGen(m.Name); ok && byCost && len(oldVals) > 0 && len(p.New) > 0 {
 					p.Cost = stats.CountCost(old.Runs[b], new.Runs[b], g, oldVals[0], p.New[0])
 				}
 				if steps := min(old.MinIters[b], new.MinIters[b]); !m.Judged(steps, sameLength(oldSteps, newSteps)) {

@@ -257,3 +257,48 @@ func TestCompareP99AtEqualLengths(t *testing.T) {
 		t.Errorf("notes %q", c.Notes)
 	}
 }
+
+// TestCompareAcrossEnvironmentsPricesCounts: compare of two directories
+// whose runs recorded different environments (another interpreter) judges
+// a changed collection count by its cost, as gate and ab do: one more
+// young collection explains, not fails. In one environment the same count
+// change fails (exact).
+func TestCompareAcrossEnvironmentsPricesCounts(t *testing.T) {
+	side := func(gen0 int, python string) *Data {
+		d := NewData(python)
+		b := BenchName("c", "default")
+		for k := range 5 {
+			j := 1 + 0.01*float64(k-2)
+			r := stats.RunSummary{Steps: 1000, Collections: [3]int{gen0, 100, 5}, PauseNS: [3]float64{50e3 * float64(gen0) * j, 40e6 * j, 200e6 * j},
+				MaxPauseNS: [3]float64{60e3 * j, 500e3 * j, 42e6 * j}}
+			r.Mean = 10e6*j + (r.PauseNS[0]+r.PauseNS[1]+r.PauseNS[2])/1000
+			r.GCShare = (r.PauseNS[0] + r.PauseNS[1] + r.PauseNS[2]) / (r.Mean * 1000)
+			r.P50, r.P90, r.P99, r.Max = 10e6*j, 10.5e6*j, 50e6*j, 52e6*j
+			r.Typical, r.Yardstick = 10e6*j, 10e6*j
+			d.AddRun(b, r)
+		}
+		d.Env[b] = Env{Python: python, Torch: "1.13.0"}
+		return d
+	}
+	row := func(c *Comparison) *stats.Row {
+		for _, r := range c.Rows {
+			if r.Metric == "gen0-collections" {
+				return r
+			}
+		}
+		t.Fatal("no gen0-collections row")
+		return nil
+	}
+	upgrade := Compare(side(1160, "3.11.2"), side(1161, "3.12.1"), CompareOptions{})
+	if r := row(upgrade); r.Verdict == stats.Regressed || !strings.Contains(r.Reason, "explains") {
+		t.Errorf("across interpreters: %s: %s; want one more young collection priced (explains)", r.Verdict, r.Reason)
+	}
+	same := Compare(side(1160, "3.11.2"), side(1161, "3.11.2"), CompareOptions{})
+	if r := row(same); r.Verdict != stats.Regressed {
+		t.Errorf("one environment: %s: %s; want the exact count to fail", r.Verdict, r.Reason)
+	}
+	exact := Compare(side(1160, "3.11.2"), side(1161, "3.12.1"), CompareOptions{CountsByCost: func(string) bool { return false }})
+	if r := row(exact); r.Verdict != stats.Regressed {
+		t.Errorf("across interpreters, counts asked exact: %s: %s", r.Verdict, r.Reason)
+	}
+}
