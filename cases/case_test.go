@@ -63,6 +63,8 @@ func TestParseBad(t *testing.T) {
 		{"bad duration", "silence: 30s", "silence: soon"},
 		{"bad floor metric", "p99: 7.5%", "p98: 7.5%"},
 		{"bad floor value", "p99: 7.5%", "p99: lots"},
+		{"infinite floor", "p99: 7.5%", "p99: inf"},
+		{"NaN floor", "p99: 7.5%", "p99: NaN%"},
 		{"duplicate variant", "name: megatron, ", "name: default, "},
 		{"escaping variant name", "name: megatron, ", "name: ../../etc, "},
 		{"escaping case name", "name: t\n", "name: ../t\n"},

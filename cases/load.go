@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"regexp"
 	"sort"
@@ -230,8 +231,9 @@ func ParseFraction(s string) (float64, error) {
 		s, scale = strings.TrimSuffix(s, "%"), 0.01
 	}
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || v < 0 {
-		return 0, fmt.Errorf("%q: want a non-negative fraction like 5%% or 0.05", s)
+	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+		// inf would make a floor no change can pass, NaN every verdict unknown.
+		return 0, fmt.Errorf("%q: want a finite non-negative fraction like 5%% or 0.05", s)
 	}
 	return v * scale, nil
 }
