@@ -270,6 +270,7 @@ func (s *warmServer) start(procs []warmProc) ([]*warmRun, error) {
 	answered := make([]bool, len(procs))
 	var started []int  // every pid a child reported, for the kill on failure
 	var exits []string // exits read while children were still starting
+	errored := 0       // children that said "error" and whose exit is not read yet
 	var err error
 	kill := func() {
 		for _, pid := range started {
@@ -287,12 +288,17 @@ func (s *warmServer) start(procs []warmProc) ([]*warmRun, error) {
 		switch {
 		case strings.HasPrefix(line, "exit "):
 			exits = append(exits, line)
-			if _, e := fmt.Sscanf(line, "exit %d", &pid); e == nil && !slices.Contains(started, pid) {
-				// A child that ended before it could say so (killed
-				// between the fork and its reply): it will never answer.
-				err = fmt.Errorf("warm start failed: a child (pid %d) ended before it started", pid)
-				left--
+			if _, e := fmt.Sscanf(line, "exit %d", &pid); e != nil || slices.Contains(started, pid) {
+				break
 			}
+			if errored > 0 {
+				errored-- // a child that said "error" (before it exited)
+				break
+			}
+			// A child that ended before it could say anything (killed
+			// between the fork and its reply): it will never answer.
+			err = fmt.Errorf("warm start failed: a child (pid %d) ended before it started", pid)
+			left--
 		case strings.HasPrefix(line, "started "):
 			if _, e := fmt.Sscanf(line, "started %d %d", &pid, &i); e != nil || pid <= 0 || i < 0 || i >= len(procs) || answered[i] {
 				err = fmt.Errorf("warm server: bad reply %q", line)
@@ -308,6 +314,7 @@ func (s *warmServer) start(procs []warmProc) ([]*warmRun, error) {
 			// The child could not take its channels; the server reports
 			// its exit with the others'.
 			err = fmt.Errorf("warm start failed: %s", strings.TrimPrefix(line, "error "))
+			errored++
 			if _, e := fmt.Sscanf(line, "error %d", &i); e == nil && i >= 0 && i < len(procs) && !answered[i] {
 				answered[i] = true
 				left--
