@@ -137,12 +137,18 @@ func FromResults(dirs []string, opt Options) (*Advice, error) {
 // undecided: longer runs decide that, not more of them.
 func (a *Advice) Pending() *results.Comparison {
 	out := &results.Comparison{}
-	if a.cmp == nil || !a.Undecided || a.Open == nil || a.Open.Tail == stats.Improved {
+	if a.cmp == nil || !a.Undecided || a.Open == nil || a.Open.Tail == stats.Improved && !a.Open.P99Larger {
 		return out
+	}
+	// A tail improved in spikes or pauses whose p99 reads larger waits on
+	// p99 alone (TailOnly): rounds for it, not for the others.
+	wait := TailMetrics
+	if a.Open.Tail == stats.Improved {
+		wait = []string{"p99"}
 	}
 	out.Alpha, out.Family = a.cmp.Alpha, a.cmp.Family
 	for _, r := range a.cmp.Rows {
-		if results.VariantOf(r.Bench) == a.Open.Variant && slices.Contains(TailMetrics, r.Metric) {
+		if results.VariantOf(r.Bench) == a.Open.Variant && slices.Contains(wait, r.Metric) {
 			out.Rows = append(out.Rows, r)
 		}
 	}

@@ -179,6 +179,18 @@ func TestPending(t *testing.T) {
 	if want := []string{"freeze p99", "freeze gen2-pause"}; !slices.Equal(got, want) {
 		t.Errorf("pending rows %v, want %v", got, want)
 	}
+	// Improved in its pauses, its p99 reading larger (unknown): the
+	// answer waits on p99 alone, and the rounds with it. (Once no row:
+	// make run's gc-policy-matrix read "0 runs added ... every tested
+	// metric decided" beside "about 3 runs a policy decide".)
+	held := &Advice{cmp: cmp, Undecided: true, Open: &Judged{Candidate: Candidate{Variant: "freeze"}, Tail: stats.Improved, P99Larger: true, Fate: Lasts}}
+	got = nil
+	for _, r := range held.Pending().Rows {
+		got = append(got, results.VariantOf(r.Bench)+" "+r.Metric)
+	}
+	if want := []string{"freeze p99"}; !slices.Equal(got, want) {
+		t.Errorf("p99 held: pending rows %v, want %v", got, want)
+	}
 	for name, a := range map[string]*Advice{
 		"settled":          {cmp: cmp, Open: open},
 		"memory undecided": {cmp: cmp, Undecided: true, Open: &Judged{Candidate: Candidate{Variant: "freeze"}, Tail: stats.Improved, Fate: MemUnsure}},
