@@ -38,6 +38,11 @@ type Candidate struct {
 	// RunsNeeded is the most runs a side its unknown tail metrics would
 	// likely need to be decided (stats.Row.RunsNeeded), 0 when none is.
 	RunsNeeded int
+	// MedianInDoubt: its p50 read regressed, but by more than twice what
+	// its collections add to the median step (medianFromSteps): the
+	// steps themselves moved between runs. Its median is then unknown,
+	// and it is not picked until more runs decide it.
+	MedianInDoubt string
 }
 
 // TailMetrics are the metrics that make a policy's tail, in the table's
@@ -214,7 +219,7 @@ func Decide(caseName, ref string, cands []Candidate, c Constraints) (*Advice, er
 		if j == refJ || !j.possible() {
 			continue
 		}
-		if j.Tail == stats.Improved && !j.P99Larger && j.Fate == Lasts {
+		if j.Tail == stats.Improved && !j.P99Larger && j.Fate == Lasts && j.MedianInDoubt == "" {
 			a.Pick = j
 			break
 		}
@@ -340,6 +345,10 @@ func (a *Advice) undecided(j, ref *Judged, c Constraints) {
 			why = append(why, fmt.Sprintf("its tail against %s's is %s (p99 %s against %s)", ref.Variant, j.Tail, stats.MS(j.P99), stats.MS(ref.P99)))
 		}
 		a.Settle = append(a.Settle, fmt.Sprintf("tail: %s of %s and %s decide whether %s's tail is calmer", more, j.Variant, ref.Variant, j.Variant))
+	}
+	if j.MedianInDoubt != "" {
+		why = append(why, "its median is in doubt ("+j.MedianInDoubt+")")
+		a.Settle = append(a.Settle, fmt.Sprintf("median: more interleaved runs of %s and %s decide whether its median is slower (the host's speed between runs averages out over more of them)", j.Variant, ref.Variant))
 	}
 	if j.Fate == MemUnsure {
 		why = append(why, "its memory is undecided ("+lasts(j, c)+")")

@@ -480,3 +480,27 @@ func TestDecideFromCollector(t *testing.T) {
 		t.Errorf("RSS alone decided: %s", a.Reason)
 	}
 }
+
+// TestMedianInDoubtIsNotPicked: a calmer tail whose median is in doubt
+// (its p50 moved with the steps themselves, not its collections) is not
+// picked: the answer is undecided on it, and advise's rounds (TailOnly)
+// add runs to settle its median. (Planted: the pick ignoring
+// MedianInDoubt -> freeze picked, FAIL.)
+func TestMedianInDoubtIsNotPicked(t *testing.T) {
+	freeze := pol("freeze", 10, stats.Improved, stats.Unknown, 0)
+	freeze.MedianInDoubt = "p50 27.000 ms against default's 20.000 ms, +35.0%, while its collections add 0.450 ms to the median step against default's 0.400 ms"
+	a, err := Decide("c", "default", []Candidate{def(), freeze}, job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Pick != nil || !a.Undecided || a.Open == nil || a.Open.Variant != "freeze" || !a.TailOnly() {
+		t.Fatalf("pick %v, undecided %v, tail only %v: %s; want undecided on freeze's median", a.Pick, a.Undecided, a.TailOnly(), a.Reason)
+	}
+	if !strings.Contains(a.Reason, "its median is in doubt (p50 27.000 ms") || !strings.Contains(strings.Join(a.Settle, "\n"), "median: more interleaved runs of freeze and default") {
+		t.Errorf("reason %q, settle %q", a.Reason, a.Settle)
+	}
+	freeze.MedianInDoubt = ""
+	if a, _ := Decide("c", "default", []Candidate{def(), freeze}, job); a.Pick == nil || a.Pick.Variant != "freeze" {
+		t.Errorf("its median settled: pick %v, want freeze: %s", a.Pick, a.Reason)
+	}
+}

@@ -62,7 +62,7 @@ func eachAnswered(dir string, m *results.Manifest, opt Options, f func(name stri
 // alone: undecided, with the candidate's memory lasting the job, and runs
 // enough to test the tail (2 a policy: adaptive rounds grow a tested row).
 func (a *Advice) TailOnly() bool {
-	return a.Undecided && a.Open != nil && (a.Open.Tail != stats.Improved || a.Open.P99Larger) && a.Open.Fate == Lasts && a.Open.Runs >= 2
+	return a.Undecided && a.Open != nil && (a.Open.Tail != stats.Improved || a.Open.P99Larger || a.Open.MedianInDoubt != "") && a.Open.Fate == Lasts && a.Open.Runs >= 2
 }
 
 // answered reports whether a case gets an answer: it ran default beside

@@ -191,6 +191,15 @@ func TestPending(t *testing.T) {
 	if want := []string{"freeze p99"}; !slices.Equal(got, want) {
 		t.Errorf("p99 held: pending rows %v, want %v", got, want)
 	}
+	// Its median in doubt: the rounds wait on its p50, unknown until twice
+	// the runs decide it.
+	p50 := row("freeze", "p50", stats.Regressed)
+	p50.FamilySize, p50.Old, p50.New = 1, []float64{20, 21}, []float64{27, 26}
+	doubt := &Advice{cmp: &results.Comparison{Rows: []*stats.Row{p50, row("freeze", "p99", stats.Improved)}}, Undecided: true,
+		Open: &Judged{Candidate: Candidate{Variant: "freeze", MedianInDoubt: "p50 +30%"}, Tail: stats.Improved, Fate: Lasts}}
+	if rows := doubt.Pending().Rows; len(rows) != 1 || rows[0].Metric != "p50" || rows[0].Verdict != stats.Unknown || rows[0].RunsNeeded != 4 || p50.Verdict != stats.Regressed {
+		t.Errorf("median in doubt: pending %v; want its p50 alone, unknown, 4 runs needed (the comparison's row left as it was)", rows)
+	}
 	for name, a := range map[string]*Advice{
 		"settled":          {cmp: cmp, Open: open},
 		"memory undecided": {cmp: cmp, Undecided: true, Open: &Judged{Candidate: Candidate{Variant: "freeze"}, Tail: stats.Improved, Fate: MemUnsure}},
@@ -198,5 +207,41 @@ func TestPending(t *testing.T) {
 		if rows := a.Pending().Rows; len(rows) != 0 {
 			t.Errorf("%s: %d pending rows, want none", name, len(rows))
 		}
+	}
+}
+
+// TestMedianFromSteps: a median regression that the policy's collections
+// do not explain is undecided when the policy only changes collections
+// and its memory stays bounded (freeze, 27 ms against 20: the host's speed
+// between runs, as make run read on a shared VM); it stands where the
+// collections explain it (a full collection every step), where the heap
+// grows, and for a policy that is more than collections.
+func TestMedianFromSteps(t *testing.T) {
+	d := results.NewData("dir")
+	run := func(variant string, p50 float64, young, full float64, fulls int) {
+		r := stats.RunSummary{Steps: 200, P50: p50, Collections: [3]int{1000, 100, fulls}, PauseNS: [3]float64{young * 200 * 0.6, young * 200 * 0.4, full * float64(fulls)}}
+		d.AddRun(results.BenchName("c", variant), r)
+		d.AddRun(results.BenchName("c", variant), r)
+	}
+	run("default", 20e6, 0.4e6, 80e6, 9)
+	run("freeze", 27e6, 0.45e6, 20e6, 9)
+	run("collect-every-step", 27e6, 0, 7e6, 200)
+	run("threshold:700,10,1000", 27e6, 0.4e6, 0, 0)
+	run("empty-cache-every-step", 27e6, 0.4e6, 80e6, 9)
+	cand := func(variant string, p50 float64, median stats.Verdict, mem stats.MemClass) Candidate {
+		return Candidate{Variant: variant, Policy: variant, P50: p50, Verdicts: map[string]stats.Verdict{"p50": median}, Mem: stats.MemPool{Class: mem}}
+	}
+	cands := []Candidate{cand("default", 20e6, "", stats.MemBounded), cand("freeze", 27e6, stats.Regressed, stats.MemBounded),
+		cand("collect-every-step", 27e6, stats.Regressed, stats.MemBounded), cand("threshold:700,10,1000", 27e6, stats.Regressed, stats.MemGrows),
+		cand("empty-cache-every-step", 27e6, stats.Regressed, stats.MemBounded)}
+	notes := medianFromSteps(cands, "default", d, "c")
+	want := map[string]stats.Verdict{"freeze": stats.Unknown, "collect-every-step": stats.Regressed, "threshold:700,10,1000": stats.Regressed, "empty-cache-every-step": stats.Regressed}
+	for _, c := range cands[1:] {
+		if got := c.Verdicts["p50"]; got != want[c.Variant] {
+			t.Errorf("%s: p50 %s, want %s", c.Variant, got, want[c.Variant])
+		}
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "freeze: median in doubt, not regressed") {
+		t.Errorf("notes %q; want one for freeze", notes)
 	}
 }
