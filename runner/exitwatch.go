@@ -29,7 +29,7 @@ const exitPoll = 50 * time.Millisecond
 const exitLinger = time.Second
 
 // watchExit watches pid, a descendant of launcher, until it exits or,
-// after over closes, for exitLinger more. Without a pidfd (gone already, an
+// after over closes, for exitLinger more, then kills it. Without a pidfd (gone already, an
 // old kernel), or for a pid that is not the launcher's descendant here (a
 // rank in another pid namespace names a number that is someone else's),
 // the exit time stays zero.
@@ -63,6 +63,15 @@ func watchExit(pid, launcher int, over <-chan struct{}) *exitWatch {
 				if deadline.IsZero() {
 					deadline = time.Now().Add(exitLinger)
 				} else if time.Now().After(deadline) {
+					// It outlived its launcher: torchrun starts each rank in
+					// a session of its own, which the launcher's group kill
+					// does not reach. The pidfd still holds the pid, so it
+					// is the rank's: kill it, and its group where it leads
+					// one. Its exit time stays unknown.
+					if pgid, err := unix.Getpgid(pid); err == nil && pgid == pid {
+						unix.Kill(-pid, unix.SIGKILL)
+					}
+					unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
 					return
 				}
 			default:

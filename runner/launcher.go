@@ -63,6 +63,9 @@ func (g *Launched) Run(ctx context.Context) ([]*Result, error) {
 	var tail *tailWriter
 	cmd.Stderr, tail = stderrTail(g.Stderr)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Ranks in sessions of their own (torchrun's) hold the launcher's
+	// output pipe: once it has exited, Wait stops waiting for them.
+	cmd.WaitDelay = launcherWaitDelay
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting the launcher %s: %w", argv[0], err)
 	}
@@ -99,8 +102,15 @@ func (g *Launched) Run(ctx context.Context) ([]*Result, error) {
 		}()
 	}
 	waitErr := cmd.Wait()
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // ranks it left behind
-	close(exited)
+	if errors.Is(waitErr, exec.ErrWaitDelay) {
+		// It exited; what held its pipes is dealt with below.
+		waitErr = nil
+		if !cmd.ProcessState.Success() {
+			waitErr = &exec.ExitError{ProcessState: cmd.ProcessState}
+		}
+	}
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // ranks it left behind in its group
+	close(exited)                                   // and those in sessions of their own: their watches kill them
 	wg.Wait()
 	watchdog.close() // it exited and every stream is read: no hang to detect
 
@@ -182,6 +192,10 @@ func firstStopped(out []*Result, stoppedAt []time.Time) int {
 	}
 	return first
 }
+
+// launcherWaitDelay bounds the wait for a launcher's output pipes after it
+// has exited.
+const launcherWaitDelay = 2 * time.Second
 
 // launcherName is the launcher's command without the flags gcjitter added.
 func launcherName(argv []string) string {

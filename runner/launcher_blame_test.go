@@ -2,11 +2,14 @@ package runner
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -98,5 +101,61 @@ func TestDescendsFrom(t *testing.T) {
 		if got := !w.exitedAt().IsZero(); got != tc.timed {
 			t.Errorf("under launcher %d: exit timed %v, want %v", tc.launcher, got, tc.timed)
 		}
+	}
+}
+
+// TestLaunchedStopsARankLeftBehind: a rank in a session of its own (as
+// torchrun starts them) that outlives its launcher holds the launcher's
+// output pipe and would hold the run until it ends; the run ends soon
+// after the launcher, and the rank is killed.
+func TestLaunchedStopsARankLeftBehind(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid")
+	}
+	dir := t.TempDir()
+	tmpl := filepath.Join(dir, "run.rank{rank}.jsonl")
+	rank0 := strings.ReplaceAll(tmpl, "{rank}", "0")
+	meta := `echo "{\"type\":\"meta\",\"schema\":1,\"pid\":$$}" >> "$0"`
+	launcher := `setsid sh -c '` + meta + `; exec sleep 600' "` + rank0 + `" &
+sleep 0.5; exit 1`
+	g := &Launched{
+		Command:      []string{"sh", "-c", launcher, "launcher"},
+		Script:       "worker.pyz",
+		Template:     tmpl,
+		RecordsPaths: []string{rank0},
+		Stdout:       io.Discard,
+		Stderr:       io.Discard,
+		Grace:        time.Second,
+	}
+	done := make(chan error, 1)
+	go func() { _, err := g.Run(context.Background()); done <- err }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the run still waits for a rank its launcher left behind")
+	}
+	f, err := os.Open(rank0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := bench.ReadStream(f, rank0)
+	if err != nil || s.Meta == nil || s.Meta.PID <= 0 {
+		t.Fatalf("no rank pid in %s", rank0)
+	}
+	for i := 0; ; i++ {
+		if err := syscall.Kill(s.Meta.PID, 0); errors.Is(err, syscall.ESRCH) {
+			break
+		}
+		if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.Meta.PID)); strings.Contains(string(b), ") Z ") {
+			break // dead, not yet reaped by its new parent
+		}
+		if i == 50 {
+			t.Fatalf("rank %d left behind is still running", s.Meta.PID)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
