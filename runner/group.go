@@ -69,6 +69,11 @@ func RunGroup(ctx context.Context, ranks []*Worker) ([]*Result, error) {
 	if errors.As(context.Cause(groupCtx), &first) && results[first.Rank] != nil {
 		results[first.Rank].StoppedGroup = true
 	}
+	// The error is the rank's that stopped the group: the others', waiting
+	// on it (a warm group's start), are the cancel it caused.
+	if first != nil && errs[first.Rank] != nil {
+		return results, errs[first.Rank]
+	}
 	for _, err := range errs {
 		if err != nil {
 			return results, err

@@ -658,3 +658,22 @@ sleep 30
 		t.Fatal("the wait still holds for a server that never reports the exit")
 	}
 }
+
+// TestWarmGroupNamesTheRankThatFailed: a rank that fails before it joins
+// its warm group (its records file cannot be opened) stops the group, and
+// the group's error is that rank's, not the cancel its peers, waiting to
+// start together, got from it.
+func TestWarmGroupNamesTheRankThatFailed(t *testing.T) {
+	pool := NewWarm(nil)
+	defer pool.Close()
+	group := NewWarmGroup(2)
+	dir := t.TempDir()
+	ranks := []*Worker{
+		{Python: "python3", Script: "worker.pyz", RecordsPath: filepath.Join(dir, "r0.jsonl"), Warm: pool, Torch: true, Group: group, Startup: time.Minute},
+		{Python: "python3", Script: "worker.pyz", RecordsPath: filepath.Join(dir, "missing", "r1.jsonl"), Warm: pool, Torch: true, Group: group, Startup: time.Minute},
+	}
+	_, err := RunGroup(context.Background(), ranks)
+	if err == nil || !strings.Contains(err.Error(), "records file") || errors.Is(err, context.Canceled) {
+		t.Errorf("group error %v; want rank 1's records file error", err)
+	}
+}
