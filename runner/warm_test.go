@@ -57,6 +57,25 @@ func startRun(t testing.TB, pool *Warm, py, script string, c *cases.Case, v case
 	return res
 }
 
+// warmPool is what a warm test needs: the interpreter with torch, the
+// worker written out, and a pool closed (and no server left, checked) when
+// the test ends. It skips where warm starts are not supported.
+func warmPool(t *testing.T) (py, script string, pool *Warm) {
+	t.Helper()
+	if !WarmSupported() {
+		t.Skip("no warm starts on this platform")
+	}
+	py = torchPython(t)
+	script, err := bench.WriteWorker(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool = NewWarm(nil)
+	t.Cleanup(func() { noServerLeft(t) })
+	t.Cleanup(pool.Close)
+	return py, script, pool
+}
+
 // schedule is a run's GC schedule, step by step: the young counts after
 // each step and every collection's generation, yield and place; and the
 // interpreter's own counts of collections per generation over the loop.
@@ -109,17 +128,7 @@ func firstDiff(a, b []string) string {
 // without importing resource, drops its own file from linecache, and the
 // reset collects to a fixed point; docs/worker.md).
 func TestWarmRunHasTheColdSchedule(t *testing.T) {
-	if !WarmSupported() {
-		t.Skip("no warm starts on this platform")
-	}
-	py := torchPython(t)
-	script, err := bench.WriteWorker(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := NewWarm(nil)
-	defer noServerLeft(t)
-	defer pool.Close()
+	py, script, pool := warmPool(t)
 	none := builtinCase(t, "device-bound-periodic-gc")
 	// 45 steps hold a full collection; the device's wait allocates
 	// nothing, so without it the schedule is the same, sooner.
@@ -160,17 +169,7 @@ func TestWarmRunHasTheColdSchedule(t *testing.T) {
 // collections in 200 steps where a cold run makes 9). Each case has its
 // own server (Worker.WarmScope), so the run is a cold run's.
 func TestWarmRunHasItsOwnCasesHeap(t *testing.T) {
-	if !WarmSupported() {
-		t.Skip("no warm starts on this platform")
-	}
-	py := torchPython(t)
-	script, err := bench.WriteWorker(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := NewWarm(nil)
-	defer noServerLeft(t)
-	defer pool.Close()
+	py, script, pool := warmPool(t)
 	resnet := builtinCase(t, "resnet-gc-collect-every-step")
 	resnet.Steps, resnet.Warmup = 1, 0
 	ascend := builtinCase(t, "ascend-gpt-periodic-gc")
@@ -252,17 +251,7 @@ func noServerLeft(t *testing.T) {
 // killed with every step it wrote kept; a cancelled one has its process
 // group stopped; a server that cannot start leaves the run cold.
 func TestWarmRunStopsLikeACold(t *testing.T) {
-	if !WarmSupported() {
-		t.Skip("no warm starts on this platform")
-	}
-	py := torchPython(t)
-	script, err := bench.WriteWorker(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := NewWarm(nil)
-	defer noServerLeft(t)
-	defer pool.Close()
+	py, script, pool := warmPool(t)
 	cfg := bench.DefaultConfig()
 	cfg.Model, cfg.Device, cfg.Hidden, cfg.Steps, cfg.Warmup = "mlp", "cpu", 32, 100_000, 0
 	long := func() *Worker {
@@ -391,17 +380,7 @@ func startGroup(t testing.TB, ctx context.Context, pool *Warm, py, script string
 // server. A group cancelled mid-run is stopped rank by rank, and the
 // server serves the next one.
 func TestWarmGroupHasTheColdSchedule(t *testing.T) {
-	if !WarmSupported() {
-		t.Skip("no warm starts on this platform")
-	}
-	py := torchPython(t)
-	script, err := bench.WriteWorker(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := NewWarm(nil)
-	defer noServerLeft(t)
-	defer pool.Close()
+	py, script, pool := warmPool(t)
 	c := builtinCase(t, "straggler-gc")
 	c.Ranks, c.Steps = 2, 120 // each rank's first full collection within 120 steps
 	ctx := context.Background()
@@ -526,17 +505,7 @@ func TestWarmGroupGivesUpOnce(t *testing.T) {
 // as a cold run's are. The child once reopened the file through /proc,
 // with an offset of its own at 0, and wrote over it.
 func TestWarmRunAppendsToItsOutputFile(t *testing.T) {
-	if !WarmSupported() {
-		t.Skip("no warm starts on this platform")
-	}
-	py := torchPython(t)
-	script, err := bench.WriteWorker(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := NewWarm(nil)
-	defer noServerLeft(t)
-	defer pool.Close()
+	py, script, pool := warmPool(t)
 	for _, start := range []struct {
 		name string
 		pool *Warm
@@ -576,30 +545,10 @@ func TestWarmRunAppendsToItsOutputFile(t *testing.T) {
 // cold) instead of waiting for a reply that never comes. The server here
 // is a shell script that speaks the protocol.
 func TestWarmStartSurvivesAChildThatDiedUnstarted(t *testing.T) {
-	dir := t.TempDir()
-	fake := filepath.Join(dir, "server")
-	script := `#!/bin/sh
-echo ready
-read n
-read len
-head -c "$len" >/dev/null
-echo "exit 999999 9 0"
-sleep 30
-`
-	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	pool := NewWarm(nil)
-	defer pool.Close()
-	records, err := os.Create(filepath.Join(dir, "r.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer records.Close()
+	pool, spec, proc := fakeServer(t, `echo "exit 999999 9 0"`)
 	done := make(chan error, 1)
 	go func() {
-		run, err := pool.startOne(context.Background(), "k", serverSpec{python: fake, script: "x", startup: time.Minute},
-			warmProc{records: records, args: []string{"--steps", "1"}})
+		run, err := pool.startOne(context.Background(), "k", spec, proc)
 		if run != nil {
 			err = errors.New("started a run no child answered for")
 		}
@@ -619,30 +568,10 @@ sleep 30
 // exit (stuck after the run ended) is stopped after warmExitWait and the
 // run's wait ends as a lost server's, instead of holding the session.
 func TestWarmWaitGivesUpOnASilentServer(t *testing.T) {
-	dir := t.TempDir()
-	fake := filepath.Join(dir, "server")
-	script := `#!/bin/sh
-echo ready
-read n
-read len
-head -c "$len" >/dev/null
-echo "started $$ 0"
-sleep 30
-`
-	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	defer func(d time.Duration) { warmExitWait = d }(warmExitWait)
 	warmExitWait = time.Second
-	pool := NewWarm(nil)
-	defer pool.Close()
-	records, err := os.Create(filepath.Join(dir, "r.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer records.Close()
-	run, err := pool.startOne(context.Background(), "k", serverSpec{python: fake, script: "x", startup: time.Minute},
-		warmProc{records: records, args: []string{"--steps", "1"}})
+	pool, spec, proc := fakeServer(t, `echo "started $$ 0"`)
+	run, err := pool.startOne(context.Background(), "k", spec, proc)
 	if err != nil || run == nil {
 		t.Fatalf("start: %v, %v", run, err)
 	}
@@ -676,4 +605,24 @@ func TestWarmGroupNamesTheRankThatFailed(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "records file") || errors.Is(err, context.Canceled) {
 		t.Errorf("group error %v; want rank 1's records file error", err)
 	}
+}
+
+// fakeServer is a pool whose server is a shell script speaking the warm
+// protocol: ready, one request read, then reply (a line of the protocol),
+// then silence; with the spec and a run to ask of it.
+func fakeServer(t *testing.T, reply string) (*Warm, serverSpec, warmProc) {
+	t.Helper()
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "server")
+	script := "#!/bin/sh\necho ready\nread n\nread len\nhead -c \"$len\" >/dev/null\n" + reply + "\nsleep 30\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	records, err := os.Create(filepath.Join(dir, "r.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := NewWarm(nil)
+	t.Cleanup(func() { pool.Close(); records.Close() })
+	return pool, serverSpec{python: fake, script: "x", startup: time.Minute}, warmProc{records: records, args: []string{"--steps", "1"}}
 }
