@@ -62,7 +62,14 @@ func eachAnswered(dir string, m *results.Manifest, opt Options, f func(name stri
 // alone: undecided, with the candidate's memory lasting the job, and runs
 // enough to test the tail (2 a policy: adaptive rounds grow a tested row).
 func (a *Advice) TailOnly() bool {
-	return a.Undecided && a.Open != nil && (a.Open.Tail != stats.Improved || a.Open.P99Larger || a.Open.MedianInDoubt != "") && a.Open.Fate == Lasts && a.Open.Runs >= 2
+	return a.Undecided && a.Open != nil && a.Open.waitsOnRuns() && a.Open.Fate == Lasts && a.Open.Runs >= 2
+}
+
+// waitsOnRuns reports whether more runs of the same length could settle j:
+// its tail is not yet improved, or improved but its p99 reads larger, or
+// its median is in doubt.
+func (j *Judged) waitsOnRuns() bool {
+	return j.Tail != stats.Improved || j.P99Larger || j.MedianInDoubt != ""
 }
 
 // answered reports whether a case gets an answer: it ran default beside

@@ -206,7 +206,7 @@ func medianStepGC(runs []stats.RunSummary) float64 {
 // undecided: longer runs decide that, not more of them.
 func (a *Advice) Pending() *results.Comparison {
 	out := &results.Comparison{}
-	if a.cmp == nil || !a.Undecided || a.Open == nil || a.Open.Tail == stats.Improved && !a.Open.P99Larger && a.Open.MedianInDoubt == "" {
+	if a.cmp == nil || !a.Undecided || a.Open == nil || !a.Open.waitsOnRuns() {
 		return out
 	}
 	// A tail improved in spikes or pauses whose p99 reads larger waits on
