@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -321,7 +320,7 @@ func censusPriceNearFloor(res *golden.Result) bool {
 		if !d.Costly() {
 			continue
 		}
-		if d.Cost == nil || math.IsNaN(d.Cost.Share) || d.Cost.Share > results.BusyPriceFactor*stats.CostFloor {
+		if !results.PriceWithinBusyFactor(d.Cost) {
 			return false
 		}
 	}

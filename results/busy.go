@@ -97,7 +97,7 @@ func (c *Comparison) UndecideTimings(why, todo string) int {
 		case !ok && !exact || ok && m.Memory || r.Verdict == stats.Descriptive:
 			continue
 		case exact:
-			if !priced(r) || r.Verdict != stats.Regressed && r.Verdict != stats.Improved || math.Abs(r.Cost.Share) > BusyPriceFactor*stats.CostFloor {
+			if !priced(r) || r.Verdict != stats.Regressed && r.Verdict != stats.Improved || !PriceWithinBusyFactor(r.Cost) {
 				continue
 			}
 			r.Reason = fmt.Sprintf("undecided: %s; the count moved %s (exact), but its price, %s, timed in those runs, is within %g times the cost floor, which a neighbour's load can make of a price under it (was %s)", why, stats.Pct(r.Change), r.Cost, BusyPriceFactor, r.Verdict)
@@ -124,6 +124,13 @@ func (c *Comparison) UndecideTimings(why, todo string) int {
 // gen2-pause +82%, gc-cost +57%, issue #46), so a disturbed price may be up
 // to about twice the true one.
 const BusyPriceFactor = 2.0
+
+// PriceWithinBusyFactor reports whether a price timed in disturbed runs
+// lies within BusyPriceFactor of the cost floor, where a neighbour's load
+// could have made it of a price under the floor.
+func PriceWithinBusyFactor(c *stats.Cost) bool {
+	return c != nil && !math.IsNaN(c.Share) && math.Abs(c.Share) <= BusyPriceFactor*stats.CostFloor
+}
 
 // priced reports whether an exact count's verdict came from its measured
 // price (stats.CountCost, after an environment change): the count is

@@ -182,13 +182,10 @@ type Row struct {
 	// Reason says why, in words.
 	Reason string
 	// RunsNeeded, for an unknown verdict, estimates how many runs per side
-	// would likely decide it (0 when no estimate can be made); with
-	// OldFixed, how many new runs against the old side's.
+	// would likely decide it (0 when no estimate can be made); against a
+	// baseline that does not grow (Options.OldFixed), how many new runs.
 	RunsNeeded int
-	// OldFixed: the old side is a baseline more runs do not grow
-	// (Options.OldFixed).
-	OldFixed bool
-	Warnings []string
+	Warnings   []string
 
 	logs        bool      // the test works on logarithms
 	est, se     float64   // t: mean difference and its standard error
@@ -196,6 +193,7 @@ type Row struct {
 	xs, ys      []float64 // U: both sides, sorted (logarithms when logs)
 	significant bool
 	tooFew      bool // no test possible: too few runs
+	oldFixed    bool // Options.OldFixed
 }
 
 // Tested reports whether the row was tested (it has a family).
@@ -216,7 +214,7 @@ func compare(pairs []Pair, opt Options, detect bool) []*Row {
 			drift = max(0, opt.Drift(p))
 		}
 		rows[i] = compareOne(p, alpha, opt.floor(p), drift)
-		rows[i].OldFixed = opt.OldFixed
+		rows[i].oldFixed = opt.OldFixed
 	}
 	family := func(r *Row) string { return "" }
 	if opt.Family != nil {

@@ -98,7 +98,7 @@ func detectable(r *Row, level float64) float64 {
 // between the estimate and the floor.
 func runsNeeded(r *Row, alpha float64) int {
 	n0 := min(len(r.Old), len(r.New))
-	if r.OldFixed {
+	if r.oldFixed {
 		n0 = len(r.New)
 	}
 	d, fl := testScale(r)
@@ -109,7 +109,7 @@ func runsNeeded(r *Row, alpha float64) int {
 	}
 	level := alpha / float64(max(r.FamilySize, 1))
 	ok := func(n int) bool { return halfWidth(n, n, r.Spread, r.Drift, level) < target }
-	if r.OldFixed {
+	if r.oldFixed {
 		// Only the new side grows: the old side's runs bound the
 		// interval however many new runs there are.
 		ok = func(n int) bool { return halfWidth(len(r.Old), n, r.Spread, r.Drift, level) < target }
@@ -132,7 +132,7 @@ func runsNeeded(r *Row, alpha float64) int {
 // MoreRuns is how many runs to add to the smaller side (with OldFixed,
 // the new side) to reach RunsNeeded: what an unknown verdict asks for.
 func (r *Row) MoreRuns() int {
-	if r.OldFixed {
+	if r.oldFixed {
 		return max(0, r.RunsNeeded-len(r.New))
 	}
 	return max(0, r.RunsNeeded-min(len(r.Old), len(r.New)))

@@ -97,11 +97,11 @@ func decide(r *Row, alpha float64) {
 		}
 		r.RunsNeeded = runsNeeded(r, alpha)
 		switch {
-		case r.RunsNeeded >= MaxRunsNeeded && r.OldFixed:
+		case r.RunsNeeded >= MaxRunsNeeded && r.oldFixed:
 			r.Reason += fmt.Sprintf("; no number of new runs up to %d would decide against the baseline's %d", MaxRunsNeeded, len(r.Old))
 		case r.RunsNeeded >= MaxRunsNeeded:
 			r.Reason += fmt.Sprintf("; more than %d runs per side would be needed", MaxRunsNeeded)
-		case r.RunsNeeded > 0 && r.OldFixed:
+		case r.RunsNeeded > 0 && r.oldFixed:
 			r.Reason += fmt.Sprintf("; about %d new runs against the baseline's %d (%d more) would likely decide", r.RunsNeeded, len(r.Old), r.MoreRuns())
 		case r.RunsNeeded > 0:
 			r.Reason += fmt.Sprintf("; about %d runs per side (%d more) would likely decide", r.RunsNeeded, r.MoreRuns())
