@@ -142,8 +142,9 @@ func FromResults(dirs []string, opt Options) (*Advice, error) {
 // +30% regressed while its collections moved it by under 1%). Such a
 // verdict becomes unknown and the candidate's median in doubt
 // (Candidate.MedianInDoubt): not worse, not picked either, until more
-// interleaved runs (advise's rounds) decide it. Policies that are more than collections (empty-cache-every-step)
-// and memory that grows (a heap that slows the steps) keep the verdict.
+// interleaved runs (advise's rounds) decide it. Policies that are more
+// than collections (empty-cache-every-step) and memory that grows (a heap
+// that slows the steps) keep the verdict.
 func medianFromSteps(cands []Candidate, ref string, d *results.Data, caseName string) []string {
 	var refRuns []stats.RunSummary
 	refP50 := math.NaN()
