@@ -202,6 +202,10 @@ func (s *Session) execute(ctx context.Context, m *results.Manifest, script strin
 			calibrate()
 		}
 		if err := s.runOne(ctx, script, p, r, i, len(plan)); err != nil {
+			stopOn(m, r, err)
+			// Best effort: the error that stopped the plan may stop this
+			// write too (a full disk), and the last saved manifest stands.
+			s.save(m)
 			return err
 		}
 		if cause := repeated.add(r); cause != "" {
@@ -223,6 +227,24 @@ func (s *Session) execute(ctx context.Context, m *results.Manifest, script strin
 	now := time.Now().UTC()
 	m.Finished = &now
 	return s.save(m)
+}
+
+// stopOn records, in m, a plan stopped by err at run r (the results
+// directory or the host failed, not a worker): r failed with err as its
+// reason, the runs after it not started, so that the saved manifest says
+// which run met it and no run is left "pending" as if still to come.
+func stopOn(m *results.Manifest, r *results.Run, err error) {
+	if r.Status == results.StatusPending {
+		r.Status, r.Reason = results.StatusFailed, err.Error()
+	}
+	m.StoppedBy = fmt.Sprintf("run %s failed outside its worker (%v)", r.ID, err)
+	for _, x := range m.Runs {
+		if x.Status == results.StatusPending {
+			x.Status, x.Reason = results.StatusSkipped, "not started: "+m.StoppedBy
+		}
+	}
+	now := time.Now().UTC()
+	m.Finished = &now
 }
 
 // census makes the census run of every single-rank variant of the plan
