@@ -102,6 +102,9 @@ type warmServer struct {
 func (p *Warm) server(ctx context.Context, key, python, script string, torch bool, env []string, startup time.Duration) (*warmServer, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if ctx.Err() != nil {
+		return nil, ctx.Err() // ended while another start held the pool
+	}
 	if p.failed[key] {
 		return nil, nil
 	}

@@ -320,17 +320,35 @@ func signalName(sig syscall.Signal) string {
 	return sig.String()
 }
 
-// startWarm starts the run from a server of w.Warm; nil (no error) when
-// the pool cannot serve it, so it starts cold. The error is ctx's, or a
-// server that failed a run it had accepted.
-func (w *Worker) startWarm(ctx context.Context, args []string, records *os.File, stderr io.Writer) (*process, error) {
+// serverFor is the server w's run is started from: its key in the pool,
+// how to start it, and the run's own environment entries (a rank's).
+func (w *Worker) serverFor() (key string, spec serverSpec, own []string) {
 	env := w.Env
 	if env == nil {
 		env = os.Environ()
 	}
 	serverEnv, own, keyEnv := ownEnv(env)
-	key := warmKey(w.Python, w.Script, w.Torch, w.WarmScope, keyEnv)
-	spec := serverSpec{python: w.Python, script: w.Script, torch: w.Torch, env: serverEnv, startup: w.Startup}
+	key = warmKey(w.Python, w.Script, w.Torch, w.WarmScope, keyEnv)
+	return key, serverSpec{python: w.Python, script: w.Script, torch: w.Torch, env: serverEnv, startup: w.Startup}, own
+}
+
+// Prestart starts, and waits for, the warm server w's run will be
+// started from, so that its import can overlap other work before the run
+// (a session's preflight); the run then finds it ready. A server that
+// cannot start is left to the run, which starts cold as it would have.
+func (w *Worker) Prestart(ctx context.Context) {
+	if w.Warm == nil {
+		return
+	}
+	key, spec, _ := w.serverFor()
+	w.Warm.server(ctx, key, spec.python, spec.script, spec.torch, spec.env, spec.startup)
+}
+
+// startWarm starts the run from a server of w.Warm; nil (no error) when
+// the pool cannot serve it, so it starts cold. The error is ctx's, or a
+// server that failed a run it had accepted.
+func (w *Worker) startWarm(ctx context.Context, args []string, records *os.File, stderr io.Writer) (*process, error) {
+	key, spec, own := w.serverFor()
 	// The child writes to pipes of ours, copied as exec.Cmd copies a
 	// cold run's output. A file too: the child would reopen it through
 	// /proc with an offset of its own, at 0, and a run's stdout and
