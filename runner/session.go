@@ -92,11 +92,22 @@ func (s *Session) Execute(ctx context.Context, cs []*cases.Case, plan []PlannedR
 	if err != nil {
 		return nil, err
 	}
+	var prestarted <-chan struct{}
 	if !s.Cold && WarmSupported() {
 		s.warm = NewWarm(s.Log)
-		s.stopPrestart = s.prestart(ctx, script, plan)
+		s.stopPrestart, prestarted = s.prestart(ctx, script, plan)
 	}
-	if err := s.preflight(ctx, script, plan); err != nil {
+	err = s.preflight(ctx, script, plan)
+	if err == nil && prestarted != nil {
+		// The host's load and first speed point are read with no import
+		// beside them, as before the prestart: the first run would wait
+		// for this server anyway.
+		select {
+		case <-prestarted:
+		case <-ctx.Done():
+		}
+	}
+	if err != nil || ctx.Err() != nil {
 		s.closeWarm()
 		if created {
 			// Nothing ran: leave no results directory behind.
@@ -210,7 +221,7 @@ func (s *Session) execute(ctx context.Context, m *results.Manifest, script strin
 			calibrate()
 		}
 		if err := s.runOne(ctx, script, p, r, i, len(plan)); err != nil {
-			stopOn(m, r, err)
+			stopOn(ctx, m, r, err)
 			// Best effort: the error that stopped the plan may stop this
 			// write too (a full disk), and the last saved manifest stands.
 			s.save(m)
@@ -239,16 +250,23 @@ func (s *Session) execute(ctx context.Context, m *results.Manifest, script strin
 
 // stopOn records, in m, a plan stopped by err at run r (the results
 // directory or the host failed, not a worker): r failed with err as its
-// reason, the runs after it not started, so that the saved manifest says
-// which run met it and no run is left "pending" as if still to come.
-func stopOn(m *results.Manifest, r *results.Run, err error) {
+// reason (unless it had ended: a multi-rank run whose global series could
+// not be written), the runs after it not started, so that the saved
+// manifest says which run met it and no run is left "pending" as if
+// still to come.
+func stopOn(ctx context.Context, m *results.Manifest, r *results.Run, err error) {
+	m.StoppedBy = fmt.Sprintf("the results directory failed after run %s (%v)", r.ID, err)
 	if r.Status == results.StatusPending {
 		r.Status, r.Reason = results.StatusFailed, err.Error()
+		m.StoppedBy = fmt.Sprintf("run %s failed outside its worker (%v)", r.ID, err)
 	}
-	m.StoppedBy = fmt.Sprintf("run %s failed outside its worker (%v)", r.ID, err)
+	why := "not started: " + m.StoppedBy
+	if ctx.Err() != nil {
+		m.Interrupted, why = true, "not started: interrupted"
+	}
 	for _, x := range m.Runs {
 		if x.Status == results.StatusPending {
-			x.Status, x.Reason = results.StatusSkipped, "not started: "+m.StoppedBy
+			x.Status, x.Reason = results.StatusSkipped, why
 		}
 	}
 	now := time.Now().UTC()
@@ -504,13 +522,14 @@ func (s *Session) worker(p PlannedRun, script string, args []string, rankEnv map
 // the two imports overlap: 1-4 s on CPU hosts, 14-19 s on a GPU host);
 // stop ends it and waits, before the pool may close. A multi-rank or
 // launched first run starts its own.
-func (s *Session) prestart(ctx context.Context, script string, plan []PlannedRun) (stop func()) {
+func (s *Session) prestart(ctx context.Context, script string, plan []PlannedRun) (stop func(), ready <-chan struct{}) {
+	done := make(chan struct{})
 	if s.warm == nil || len(plan) == 0 || plan[0].Case.Ranks > 1 || plan[0].Case.Launcher != "" {
-		return func() {}
+		close(done)
+		return func() {}, done
 	}
 	w := s.worker(plan[0], script, nil, nil)
 	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		w.Prestart(ctx)
@@ -518,7 +537,7 @@ func (s *Session) prestart(ctx context.Context, script string, plan []PlannedRun
 	return func() {
 		cancel()
 		<-done
-	}
+	}, done
 }
 
 // closeWarm stops a prestart still under way, then the pool's servers.

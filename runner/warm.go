@@ -33,9 +33,13 @@ import (
 // retried: its runs start cold, which reports what is wrong as a cold run
 // would. The zero value is not usable; make one with NewWarm and Close it.
 type Warm struct {
-	mu     sync.Mutex
-	held   []*warmServer // least recently used first
-	failed map[string]bool
+	mu   sync.Mutex
+	held []*warmServer // least recently used first
+	// failed holds why each key's server could not start; told, the keys
+	// whose reason the log has had (a prestart's failure is told when a
+	// run first meets it, not beside a preflight that fails anyway).
+	failed map[string]string
+	told   map[string]bool
 	log    io.Writer
 	// started counts the servers started (tests).
 	started int
@@ -44,7 +48,7 @@ type Warm struct {
 // NewWarm is an empty pool; log gets one line per server that could not
 // start (nil: none).
 func NewWarm(log io.Writer) *Warm {
-	return &Warm{failed: map[string]bool{}, log: log}
+	return &Warm{failed: map[string]string{}, told: map[string]bool{}, log: log}
 }
 
 // WarmSupported says whether this platform can start warm runs: the
@@ -98,14 +102,23 @@ type warmServer struct {
 
 // server is the running server for key, started with env when there is
 // none; nil (and no error) when warm starts are unavailable for key, so
-// the run starts cold. The error is ctx's.
-func (p *Warm) server(ctx context.Context, key, python, script string, torch bool, env []string, startup time.Duration) (*warmServer, error) {
+// the run starts cold. The error is ctx's. forRun says a run asks (not a
+// prestart): it tells the log why the server could not start.
+func (p *Warm) server(ctx context.Context, key, python, script string, torch bool, env []string, startup time.Duration, forRun bool) (*warmServer, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if ctx.Err() != nil {
 		return nil, ctx.Err() // ended while another start held the pool
 	}
-	if p.failed[key] {
+	defer func() {
+		if why, ok := p.failed[key]; ok && forRun && !p.told[key] {
+			p.told[key] = true
+			if p.log != nil {
+				fmt.Fprintf(p.log, "gcjitter: warm start unavailable (%s); these runs start cold\n", why)
+			}
+		}
+	}()
+	if _, ok := p.failed[key]; ok {
 		return nil, nil
 	}
 	for i, s := range p.held {
@@ -132,10 +145,7 @@ func (p *Warm) server(ctx context.Context, key, python, script string, torch boo
 		return nil, ctx.Err()
 	}
 	if err != nil {
-		p.failed[key] = true
-		if p.log != nil {
-			fmt.Fprintf(p.log, "gcjitter: warm start unavailable (%v); these runs start cold\n", err)
-		}
+		p.failed[key] = err.Error()
 		return nil, nil
 	}
 	p.held, p.started = append(p.held, s), p.started+1
@@ -470,7 +480,7 @@ func ownEnv(env []string) (server, own []string, key []string) {
 // startOne starts one process from p's server for key; nil (no error)
 // when the pool cannot serve it, so it starts cold. The error is ctx's.
 func (p *Warm) startOne(ctx context.Context, key string, how serverSpec, proc warmProc) (*warmRun, error) {
-	s, err := p.server(ctx, key, how.python, how.script, how.torch, how.env, how.startup)
+	s, err := p.server(ctx, key, how.python, how.script, how.torch, how.env, how.startup, true)
 	if s == nil || err != nil {
 		return nil, err
 	}
@@ -565,7 +575,7 @@ func (g *WarmGroup) start(ctx context.Context, pool *Warm) {
 			return
 		}
 	}
-	s, err := pool.server(ctx, g.keys[0], g.spec.python, g.spec.script, g.spec.torch, g.spec.env, g.spec.startup)
+	s, err := pool.server(ctx, g.keys[0], g.spec.python, g.spec.script, g.spec.torch, g.spec.env, g.spec.startup, true)
 	if s == nil || err != nil {
 		g.err = err
 		return

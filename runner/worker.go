@@ -341,7 +341,7 @@ func (w *Worker) Prestart(ctx context.Context) {
 		return
 	}
 	key, spec, _ := w.serverFor()
-	w.Warm.server(ctx, key, spec.python, spec.script, spec.torch, spec.env, spec.startup)
+	w.Warm.server(ctx, key, spec.python, spec.script, spec.torch, spec.env, spec.startup, false)
 }
 
 // startWarm starts the run from a server of w.Warm; nil (no error) when
