@@ -238,6 +238,11 @@ func (s *Session) execute(ctx context.Context, m *results.Manifest, script strin
 		calibrate()
 		if s.Census {
 			if err := s.census(ctx, m, script, plan); err != nil {
+				// The timed runs and the last speed point stand: saved
+				// finished, with the census run that met it failed.
+				now := time.Now().UTC()
+				m.Finished = &now
+				s.save(m)
 				return err
 			}
 		}
@@ -303,6 +308,10 @@ func (s *Session) census(ctx context.Context, m *results.Manifest, script string
 			Seed: c.Seed, HashSeed: p.HashSeed, Args: cfg.Args(), Records: records,
 			Stderr: strings.TrimSuffix(records, ".jsonl") + ".stderr", Status: results.StatusPending, Ranks: 1}
 		if err := s.runOne(ctx, script, p, r, 0, 0); err != nil {
+			if r.Status == results.StatusPending {
+				r.Status, r.Reason = results.StatusFailed, err.Error()
+			}
+			m.Census = append(m.Census, r)
 			return err
 		}
 		m.Census = append(m.Census, r)
