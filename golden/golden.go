@@ -288,6 +288,11 @@ func FromResults(m *results.Manifest, dir, caseName, hostClass string) (*Golden,
 			s := scheds[0]
 			gv.Schedule = &s
 		}
+		for _, r := range m.Census {
+			if r.Case == caseName && r.Variant == v.Name && r.Status != results.StatusOK {
+				return nil, fmt.Errorf("census run %s did not complete (%s): a baseline would lose its heap census; run again", r.ID, r.Status)
+			}
+		}
 		gv.Census = censusFor(m, caseName, v.Name)
 		g.Variants = append(g.Variants, gv)
 	}

@@ -282,8 +282,8 @@ func (m *Manifest) Partial() string {
 			ended++
 		}
 	}
-	if ended == len(m.Runs) && !m.Interrupted {
-		return ""
+	if ended == len(m.Runs) && !m.Interrupted && m.StoppedBy == "" {
+		return "" // a plan stopped at its last run still lacks what comes after it (the census, the last speed point)
 	}
 	why := "cut short"
 	switch {

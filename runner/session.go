@@ -260,10 +260,12 @@ func (s *Session) execute(ctx context.Context, m *results.Manifest, script strin
 // manifest says which run met it and no run is left "pending" as if
 // still to come.
 func stopOn(ctx context.Context, m *results.Manifest, r *results.Run, err error) {
-	m.StoppedBy = fmt.Sprintf("the results directory failed after run %s (%v)", r.ID, err)
-	if r.Status == results.StatusPending {
+	m.StoppedBy = fmt.Sprintf("run %s failed outside its worker (%v)", r.ID, err)
+	switch r.Status {
+	case results.StatusPending:
 		r.Status, r.Reason = results.StatusFailed, err.Error()
-		m.StoppedBy = fmt.Sprintf("run %s failed outside its worker (%v)", r.ID, err)
+	case results.StatusOK:
+		m.StoppedBy = fmt.Sprintf("the results directory failed after run %s (%v)", r.ID, err)
 	}
 	why := "not started: " + m.StoppedBy
 	if ctx.Err() != nil {
