@@ -41,8 +41,11 @@ type Warm struct {
 	failed map[string]string
 	told   map[string]bool
 	log    io.Writer
-	// started counts the servers started (tests).
-	started int
+	// roots are the processes that imported torch and fork the servers
+	// (fromRoot), least recently used first.
+	roots []*warmServer
+	// started counts the servers started, rootsStarted the roots (tests).
+	started, rootsStarted int
 }
 
 // NewWarm is an empty pool; log gets one line per server that could not
@@ -68,7 +71,10 @@ func (p *Warm) Close() {
 	for _, s := range p.held {
 		s.close()
 	}
-	p.held = nil
+	for _, r := range p.roots {
+		r.close()
+	}
+	p.held, p.roots = nil, nil
 }
 
 // MaxWarmServers is how many servers a pool keeps.
@@ -89,8 +95,8 @@ func (p *Warm) drop(s *warmServer, why error) {
 // warmServer is one server process and the lines it writes.
 type warmServer struct {
 	key  string
-	busy sync.Mutex // one run at a time: the server waits for each child
-	cmd  *exec.Cmd
+	busy sync.Mutex    // one run at a time: the server waits for each child
+	pid  int           // its process group's too
 	in   *os.File      // requests
 	msgs chan string   // its stdout, line by line; closed when it ends
 	tail *tailWriter   // its stderr
@@ -137,7 +143,13 @@ func (p *Warm) server(ctx context.Context, key, python, script string, torch boo
 		p.held[0].close()
 		p.held = p.held[1:]
 	}
-	s, err := startServer(ctx, key, python, script, torch, env, startup)
+	var s *warmServer
+	var err error
+	if torch {
+		s, err = p.fromRoot(ctx, key, python, script, env, startup)
+	} else {
+		s, err = startServer(ctx, key, python, serverArgs(script, false, false), env, startup)
+	}
 	if ctx.Err() != nil {
 		if s != nil {
 			s.close() // ready as the context ended: held by no one
@@ -152,11 +164,7 @@ func (p *Warm) server(ctx context.Context, key, python, script string, torch boo
 	return s, nil
 }
 
-func startServer(ctx context.Context, key, python, script string, torch bool, env []string, startup time.Duration) (*warmServer, error) {
-	args := []string{script, "--warm-server"}
-	if torch {
-		args = append(args, "--torch")
-	}
+func startServer(ctx context.Context, key, python string, args []string, env []string, startup time.Duration) (*warmServer, error) {
 	cmd := exec.Command(python, args...)
 	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -170,9 +178,8 @@ func startServer(ctx context.Context, key, python, script string, torch bool, en
 		inW.Close()
 		return nil, err
 	}
-	s := &warmServer{key: key, cmd: cmd, in: inW, msgs: make(chan string, 4), tail: &tailWriter{max: 4 << 10},
-		done: make(chan struct{}), gone: make(chan struct{})}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, s.tail
+	tail := &tailWriter{max: 4 << 10}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, tail
 	err = cmd.Start()
 	inR.Close()
 	outW.Close()
@@ -181,20 +188,36 @@ func startServer(ctx context.Context, key, python, script string, torch bool, en
 		outR.Close()
 		return nil, fmt.Errorf("starting %s: %w", python, err)
 	}
+	s := newWarmServer(key, cmd.Process.Pid, inW, outR, tail, cmd.Wait)
+	return s, s.waitReady(ctx, startup)
+}
+
+// newWarmServer reads the lines of a server started as pid, whose
+// requests go to in and whose stdout is out; wait is what ends with it
+// (its exec.Cmd's Wait, or its stderr's copy).
+func newWarmServer(key string, pid int, in, out *os.File, tail *tailWriter, wait func() error) *warmServer {
+	s := &warmServer{key: key, pid: pid, in: in, msgs: make(chan string, 4), tail: tail,
+		done: make(chan struct{}), gone: make(chan struct{})}
 	go func() {
 		defer close(s.gone)
 		defer close(s.msgs)
-		defer outR.Close()
-		sc := bufio.NewScanner(outR)
+		defer out.Close()
+		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			s.msgs <- sc.Text()
 		}
 	}()
 	go func() {
 		<-s.gone
-		s.err = cmd.Wait()
+		s.err = wait()
 		close(s.done)
 	}()
+	return s
+}
+
+// waitReady waits for the server's "ready"; a server that says anything
+// else, or nothing within startup, is closed.
+func (s *warmServer) waitReady(ctx context.Context, startup time.Duration) error {
 	var timeout <-chan time.Time
 	if startup > 0 {
 		t := time.NewTimer(startup)
@@ -204,17 +227,143 @@ func startServer(ctx context.Context, key, python, script string, torch bool, en
 	select {
 	case line, ok := <-s.msgs:
 		if ok && line == "ready" {
-			return s, nil
+			return nil
 		}
 		s.close()
-		return nil, fmt.Errorf("the server said %q, then: %s", line, LastLines(s.tail.String(), 3))
+		return fmt.Errorf("the server said %q, then: %s", line, LastLines(s.tail.String(), 3))
 	case <-timeout:
 		s.close()
-		return nil, fmt.Errorf("the server was not ready within %v", startup)
+		return fmt.Errorf("the server was not ready within %v", startup)
 	case <-ctx.Done():
 		s.close()
+		return ctx.Err()
+	}
+}
+
+// serverArgs are a server's arguments; a root forks the servers of a
+// session's cases (fromRoot).
+func serverArgs(script string, torch, root bool) []string {
+	args := []string{script, "--warm-server"}
+	if torch {
+		args = append(args, "--torch")
+	}
+	if root {
+		args = append(args, "--root")
+	}
+	return args
+}
+
+// fromRoot is key's server forked from the root of its interpreter and
+// environment, which is started when there is none: a session imports
+// torch once, not once per case (4.5 s for torch 2.15 here, 14-19 s on
+// a GPU host). A root that cannot fork one is closed and the server
+// starts on its own; one that cannot start is why key's cannot. The
+// caller holds p.mu.
+func (p *Warm) fromRoot(ctx context.Context, key, python, script string, env []string, startup time.Duration) (*warmServer, error) {
+	rootKey := warmKey(python, script, true, "\x00root", env)
+	var root *warmServer
+	for i, r := range p.roots {
+		if r.key == rootKey {
+			p.roots = slices.Delete(p.roots, i, i+1)
+			if r.alive() {
+				root = r
+			} else {
+				r.close()
+			}
+			break
+		}
+	}
+	if root == nil {
+		for len(p.roots) >= MaxWarmServers {
+			p.roots[0].close()
+			p.roots = p.roots[1:]
+		}
+		r, err := startServer(ctx, rootKey, python, serverArgs(script, true, true), env, startup)
+		if err != nil {
+			return nil, err
+		}
+		root, p.rootsStarted = r, p.rootsStarted+1
+	}
+	s, err := root.fork(ctx, key, startup)
+	if err != nil {
+		// Whatever it was doing, its next reply could be this one's.
+		root.close()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return startServer(ctx, key, python, serverArgs(script, true, false), env, startup)
+	}
+	p.roots = append(p.roots, root)
+	return s, nil
+}
+
+// fork asks the root for a server: it forks one that opens the pipes
+// made here through /proc and says "server PID" on the root's stdout
+// (bench/gcjitter_worker/warm.py's _serve_root).
+func (root *warmServer) fork(ctx context.Context, key string, startup time.Duration) (*warmServer, error) {
+	var ends []*os.File // the server's ends, closed here once it has them
+	defer func() {
+		for _, f := range ends {
+			f.Close()
+		}
+	}()
+	var pipes [3][2]*os.File // stdin, stdout, stderr: read and write ends
+	for i := range pipes {
+		r, w, err := os.Pipe()
+		if err != nil {
+			for _, p := range pipes[:i] {
+				p[0].Close()
+				p[1].Close()
+			}
+			return nil, err
+		}
+		pipes[i] = [2]*os.File{r, w}
+	}
+	inR, inW, outR, outW, errR, errW := pipes[0][0], pipes[0][1], pipes[1][0], pipes[1][1], pipes[2][0], pipes[2][1]
+	ends = []*os.File{inR, outW, errW}
+	closeOurs := func() { inW.Close(); outR.Close(); errR.Close() }
+	if _, err := fmt.Fprintf(root.in, "%d %d %d %d\n", os.Getpid(), inR.Fd(), outW.Fd(), errW.Fd()); err != nil {
+		closeOurs()
+		return nil, fmt.Errorf("warm root: %w", err)
+	}
+	var timeout <-chan time.Time
+	if startup > 0 {
+		t := time.NewTimer(startup)
+		defer t.Stop()
+		timeout = t.C
+	}
+	var pid int
+	select {
+	case line, ok := <-root.msgs:
+		if !ok {
+			closeOurs()
+			return nil, root.lost()
+		}
+		if _, err := fmt.Sscanf(line, "server %d", &pid); err != nil || pid <= 0 {
+			closeOurs()
+			return nil, fmt.Errorf("warm root: %s", strings.TrimPrefix(line, "error "))
+		}
+	case <-timeout:
+		closeOurs()
+		return nil, fmt.Errorf("the warm root forked no server within %v", startup)
+	case <-ctx.Done():
+		closeOurs()
 		return nil, ctx.Err()
 	}
+	tail := &tailWriter{max: 4 << 10}
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		defer errR.Close()
+		io.Copy(tail, errR)
+	}()
+	s := newWarmServer(key, pid, inW, outR, tail, func() error { <-copied; return nil })
+	// It holds its ends now: the pipes end with it.
+	for _, f := range ends {
+		f.Close()
+	}
+	ends = nil
+	return s, s.waitReady(ctx, startup)
 }
 
 func (s *warmServer) alive() bool {
@@ -231,7 +380,7 @@ func (s *warmServer) alive() bool {
 func (s *warmServer) close() {
 	s.once.Do(func() {
 		s.in.Close()
-		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		syscall.Kill(-s.pid, syscall.SIGKILL)
 		<-s.done
 	})
 }

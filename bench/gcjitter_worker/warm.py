@@ -22,11 +22,12 @@ _MODULES_AT_FORK = 0
 
 
 def serve_warm(argv):
-    """The fork server gcjitter's runner starts once per interpreter and
-    environment: it imports torch (with --torch), collects, says "ready" on
-    stdout and then reads run requests on stdin. A request is one run's
-    processes: one for a single-rank run, one per rank for a multi-rank
-    one, all forked before any is waited for (their collectives wait on
+    """The fork server gcjitter's runner starts once per case, interpreter
+    and environment: it imports torch (with --torch), collects, says
+    "ready" on stdout and then reads run requests on stdin; with --root,
+    it is a root that forks such servers (_serve_root). A request is one
+    run's processes: one for a single-rank run, one per rank for a
+    multi-rank one, all forked before any is waited for (their collectives wait on
     each other). Each child reports "started PID I" (I: its place in the
     request), once its process group and its channels are in place, or
     "error I WHY"; the server reports "exit PID STATUS CPU_NS" for each
@@ -45,7 +46,7 @@ def serve_warm(argv):
     (KEY=VALUE), then the arguments, separated by NUL bytes. The child
     opens the pipes through /proc/PID/fd, so no module beyond os is needed
     to pass them."""
-    if argv[:1] == ["--torch"]:
+    if "--torch" in argv:
         import torch  # noqa: F401  (what every torch run imports first)
     # torch's import formats its stack (torch.cuda's queued calls), which
     # caches the source of the files on it; this file is on a warm
@@ -55,6 +56,10 @@ def serve_warm(argv):
     if linecache is not None:
         linecache.cache.pop(__file__, None)
     gc.collect()
+    if "--root" in argv:
+        # Returns in a forked server only, holding nothing of the root's
+        # loop: its heap is a server's that imported torch itself.
+        _serve_root()
     # Hold fd 3 (a child's record channel), so the module pipes' ends are
     # above the fds a child takes over.
     hold = os.open(os.devnull, os.O_RDONLY)
@@ -79,6 +84,57 @@ def serve_warm(argv):
                 pass  # the child set it, or has already exited
             children[pid] = mr
         _reap(children, spent)
+
+
+def _serve_root():
+    """The root (--root): one process per interpreter and environment that
+    imported torch once and forks a case's server on request, so a
+    session imports torch once, not once per case (a server is a case's:
+    what its runs import becomes its heap). A request is one line, "PID
+    IN OUT ERR": the runner's pid and the fds (in the runner) of the new
+    server's stdin, stdout and stderr pipes. The child opens them through
+    /proc/PID/fd, says "server PID" on the root's stdout (or "error WHY"),
+    takes them as fds 0-2 and returns, to serve as a server started by
+    the runner would; the root reads the next request. It ends when the
+    runner closes its stdin; a server it forked ends when its own stdin
+    closes."""
+    os.write(1, b"ready\n")
+    while True:
+        line = _read_line(0)
+        if line is None:
+            os._exit(0)
+        try:  # reap the servers that ended (their runner closed them)
+            while os.waitpid(-1, os.WNOHANG)[0] > 0:
+                pass
+        except ChildProcessError:
+            pass
+        pid = os.fork()
+        if pid == 0:
+            _take_server_fds(line)
+            return
+        try:
+            os.setpgid(pid, pid)  # also here, so the group exists before "server"
+        except OSError:
+            pass
+
+
+def _take_server_fds(line):
+    """In a server forked by the root: its own process group and the
+    runner's pipes as fds 0-2."""
+    try:
+        os.setpgid(0, 0)
+        runner, fds = line.split()[0], line.split()[1:4]
+        modes = (os.O_RDONLY, os.O_WRONLY, os.O_WRONLY)
+        opened = [os.open(b"/proc/%s/fd/%s" % (runner, n), m) for n, m in zip(fds, modes)]
+        os.write(1, b"server %d\n" % os.getpid())
+        for target, fd in enumerate(opened):
+            os.dup2(fd, target)
+            os.close(fd)
+    except BaseException as e:
+        try:
+            os.write(1, ("error %s: %s\n" % (type(e).__name__, e)).encode("utf-8", "replace"))
+        finally:
+            os._exit(127)
 
 
 def _reap(children, spent):
@@ -199,13 +255,19 @@ def _read_group(fd):
 
 
 def _read_head(fd):
-    head = b""
-    while not head.endswith(b"\n"):
+    head = _read_line(fd)
+    return None if head is None else int(head)
+
+
+def _read_line(fd):
+    """One line, without its newline; None at the end of the requests."""
+    line = b""
+    while not line.endswith(b"\n"):
         c = os.read(fd, 1)
         if not c:
             return None
-        head += c
-    return int(head)
+        line += c
+    return line[:-1]
 
 
 def _read_request(fd):
