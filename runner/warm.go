@@ -44,6 +44,9 @@ type Warm struct {
 	// roots are the processes that imported torch and fork the servers
 	// (fromRoot), least recently used first.
 	roots []*warmServer
+	// noRoot holds the root keys whose root could not fork a server:
+	// their servers start on their own.
+	noRoot map[string]bool
 	// started counts the servers started, rootsStarted the roots (tests).
 	started, rootsStarted int
 }
@@ -51,7 +54,7 @@ type Warm struct {
 // NewWarm is an empty pool; log gets one line per server that could not
 // start (nil: none).
 func NewWarm(log io.Writer) *Warm {
-	return &Warm{failed: map[string]string{}, told: map[string]bool{}, log: log}
+	return &Warm{failed: map[string]string{}, told: map[string]bool{}, noRoot: map[string]bool{}, log: log}
 }
 
 // WarmSupported says whether this platform can start warm runs: the
@@ -261,6 +264,9 @@ func serverArgs(script string, torch, root bool) []string {
 // caller holds p.mu.
 func (p *Warm) fromRoot(ctx context.Context, key, python, script string, env []string, startup time.Duration) (*warmServer, error) {
 	rootKey := warmKey(python, script, true, "\x00root", env)
+	if p.noRoot[rootKey] {
+		return startServer(ctx, key, python, serverArgs(script, true, false), env, startup)
+	}
 	var root *warmServer
 	for i, r := range p.roots {
 		if r.key == rootKey {
@@ -286,11 +292,14 @@ func (p *Warm) fromRoot(ctx context.Context, key, python, script string, env []s
 	}
 	s, err := root.fork(ctx, key, startup)
 	if err != nil {
-		// Whatever it was doing, its next reply could be this one's.
+		// Whatever it was doing, its next reply could be this one's (fork
+		// closed it, unless the server it forked failed to start). One
+		// that could not fork will not for the next case.
 		root.close()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		p.noRoot[rootKey] = true
 		return startServer(ctx, key, python, serverArgs(script, true, false), env, startup)
 	}
 	p.roots = append(p.roots, root)
@@ -303,6 +312,11 @@ func (p *Warm) fromRoot(ctx context.Context, key, python, script string, env []s
 func (root *warmServer) fork(ctx context.Context, key string, startup time.Duration) (*warmServer, error) {
 	var ends []*os.File // the server's ends, closed here once it has them
 	defer func() {
+		if ends != nil {
+			// Failed: the root first, so no child of it opens these fds'
+			// numbers once they are reused.
+			root.close()
+		}
 		for _, f := range ends {
 			f.Close()
 		}
@@ -315,6 +329,7 @@ func (root *warmServer) fork(ctx context.Context, key string, startup time.Durat
 				p[0].Close()
 				p[1].Close()
 			}
+			root.close()
 			return nil, err
 		}
 		pipes[i] = [2]*os.File{r, w}

@@ -56,14 +56,17 @@ def serve_warm(argv):
     if linecache is not None:
         linecache.cache.pop(__file__, None)
     gc.collect()
+    # CPU seconds of the server and its reaped children reported so far;
+    # a forked server starts owing the root's since its last fork (the
+    # import), which a started server's first report includes as its own.
+    spent = [0.0]
     if "--root" in argv:
         # Returns in a forked server only, holding nothing of the root's
         # loop: its heap is a server's that imported torch itself.
-        _serve_root()
+        spent[0] = -_serve_root()
     # Hold fd 3 (a child's record channel), so the module pipes' ends are
     # above the fds a child takes over.
     hold = os.open(os.devnull, os.O_RDONLY)
-    spent = [0.0]  # CPU seconds of the server and its reaped children reported so far
     os.write(1, b"ready\n")
     while True:
         reqs = _read_group(0)
@@ -97,7 +100,11 @@ def _serve_root():
     takes them as fds 0-2 and returns, to serve as a server started by
     the runner would; the root reads the next request. It ends when the
     runner closes its stdin; a server it forked ends when its own stdin
-    closes."""
+    closes. It returns, in the child, the root's CPU seconds since its last
+    fork, for the server's first report: the runner counts CPU nobody
+    reports as other load. Its own only: a server it reaps reported its
+    CPU and its runs' itself."""
+    reported = 0.0
     os.write(1, b"ready\n")
     while True:
         line = _read_line(0)
@@ -108,10 +115,12 @@ def _serve_root():
                 pass
         except ChildProcessError:
             pass
+        t = os.times()
+        owed, reported = t.user + t.system - reported, t.user + t.system
         pid = os.fork()
         if pid == 0:
             _take_server_fds(line)
-            return
+            return owed
         try:
             os.setpgid(pid, pid)  # also here, so the group exists before "server"
         except OSError:
