@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -306,6 +307,34 @@ func (p *Warm) fromRoot(ctx context.Context, key, python, script string, env []s
 	return s, nil
 }
 
+// zombieStatus is how a server forked by a root ended, as exec.Cmd's
+// Wait says it of a server started here ("signal: killed" tells an OOM
+// kill): the root reaps its servers only at its next request, so the
+// ended one is still a zombie whose /proc stat holds its wait status
+// (the 52nd field); nil when it cannot be read.
+func zombieStatus(pid int) error {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil
+	}
+	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	if len(f) < 50 || f[0] != "Z" {
+		return nil
+	}
+	code, err := strconv.Atoi(f[49])
+	if err != nil {
+		return nil
+	}
+	ws := syscall.WaitStatus(code)
+	switch {
+	case ws.Signaled():
+		return fmt.Errorf("signal: %v", ws.Signal())
+	case ws.ExitStatus() != 0:
+		return fmt.Errorf("exit status %d", ws.ExitStatus())
+	}
+	return nil
+}
+
 // fork asks the root for a server: it forks one that opens the pipes
 // made here through /proc and says "server PID" on the root's stdout
 // (bench/gcjitter_worker/warm.py's _serve_root).
@@ -372,7 +401,7 @@ func (root *warmServer) fork(ctx context.Context, key string, startup time.Durat
 		defer errR.Close()
 		io.Copy(tail, errR)
 	}()
-	s := newWarmServer(key, pid, inW, outR, tail, func() error { <-copied; return nil })
+	s := newWarmServer(key, pid, inW, outR, tail, func() error { <-copied; return zombieStatus(pid) })
 	// It holds its ends now: the pipes end with it.
 	for _, f := range ends {
 		f.Close()

@@ -348,6 +348,10 @@ func TestWarmRunStopsLikeACold(t *testing.T) {
 	if err != nil || !res.Failed() || !errors.As(res.Stopped, &lost) {
 		t.Fatalf("a lost server: error %v, reason %q; want a failed run, stopped by the lost server", err, res.Reason())
 	}
+	// How it ended, though the root forked it (an OOM kill reads so).
+	if !strings.Contains(lost.Why, "signal: killed") {
+		t.Errorf("a killed server: %q, want it to say signal: killed", lost.Why)
+	}
 	w = long()
 	w.Args = append(slices.Clone(w.Args), "--steps", "3")
 	if res, err = w.Run(context.Background()); err != nil || res.Failed() || res.Stream.Meta.Start != "warm" {
