@@ -293,8 +293,7 @@ func (p *Warm) fromRoot(ctx context.Context, key, python, script string, env []s
 	}
 	s, err := root.fork(ctx, key, startup)
 	if err != nil {
-		// Whatever it was doing, its next reply could be this one's (fork
-		// closed it, unless the server it forked failed to start). One
+		// Whatever it was doing, its next reply could be this one's. One
 		// that could not fork will not for the next case.
 		root.close()
 		if ctx.Err() != nil {
@@ -358,7 +357,6 @@ func (root *warmServer) fork(ctx context.Context, key string, startup time.Durat
 				p[0].Close()
 				p[1].Close()
 			}
-			root.close()
 			return nil, err
 		}
 		pipes[i] = [2]*os.File{r, w}
