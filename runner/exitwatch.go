@@ -13,7 +13,10 @@ import (
 // exitWatch notes when a process that is not gcjitter's child ended: a
 // rank a launcher started, known by the pid in its meta record. Its pidfd
 // (Linux 5.3+) turns readable at the exit, so the ranks' exits are ordered
-// as they happened. Their streams' last writes are not: ranks in one
+// as they happened, to within the host's scheduling delay (each exit is
+// timed when its watcher wakes: a few ms, more on a loaded host; a
+// launcher's stop of the other ranks comes later, torchrun's at its
+// monitor interval). Their streams' last writes are not: ranks in one
 // collective write the same step's record within a tick of the file clock,
 // in either order, whichever of them then died.
 type exitWatch struct {

@@ -309,30 +309,42 @@ func (p *Warm) fromRoot(ctx context.Context, key, python, script string, env []s
 // zombieStatus is how a server forked by a root ended, as exec.Cmd's
 // Wait says it of a server started here ("signal: killed" tells an OOM
 // kill): the root reaps its servers only at its next request, so the
-// ended one is still a zombie whose /proc stat holds its wait status
-// (the 52nd field); nil when it cannot be read.
+// ended one is still in /proc, whose stat holds its wait status (the 52nd
+// field); nil when it cannot be read. Its pipes close once its last
+// thread has dropped its files, with the status already set, but it reads
+// Z only after every thread has exited: a moment later under load, when
+// the status is read anyway.
 func zombieStatus(pid int) error {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return nil
+	deadline := time.Now().Add(zombieWait)
+	for {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return nil
+		}
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(f) < 50 {
+			return nil
+		}
+		code, err := strconv.Atoi(f[49])
+		if err != nil {
+			return nil
+		}
+		if f[0] == "Z" || code != 0 || time.Now().After(deadline) {
+			ws := syscall.WaitStatus(code)
+			switch {
+			case ws.Signaled():
+				return fmt.Errorf("signal: %v", ws.Signal())
+			case ws.ExitStatus() != 0:
+				return fmt.Errorf("exit status %d", ws.ExitStatus())
+			}
+			return nil
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-	if len(f) < 50 || f[0] != "Z" {
-		return nil
-	}
-	code, err := strconv.Atoi(f[49])
-	if err != nil {
-		return nil
-	}
-	ws := syscall.WaitStatus(code)
-	switch {
-	case ws.Signaled():
-		return fmt.Errorf("signal: %v", ws.Signal())
-	case ws.ExitStatus() != 0:
-		return fmt.Errorf("exit status %d", ws.ExitStatus())
-	}
-	return nil
 }
+
+// zombieWait bounds the wait for an ended server to read Z.
+const zombieWait = time.Second
 
 // fork asks the root for a server: it forks one that opens the pipes
 // made here through /proc and says "server PID" on the root's stdout
