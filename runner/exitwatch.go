@@ -32,14 +32,21 @@ const exitPoll = 50 * time.Millisecond
 const exitLinger = time.Second
 
 // watchExit watches pid, a descendant of launcher, until it exits or,
-// after over closes, for exitLinger more, then kills it. Without a pidfd (gone already, an
-// old kernel), or for a pid that is not the launcher's descendant here (a
-// rank in another pid namespace names a number that is someone else's),
-// the exit time stays zero.
+// after over closes, for exitLinger more, then kills it. Without a pidfd
+// (gone already, an old kernel), for a process that has exited already,
+// or for a pid that is not the launcher's descendant here (a rank in
+// another pid namespace names a number that is someone else's), the exit
+// time stays zero.
 func watchExit(pid, launcher int, over <-chan struct{}) *exitWatch {
 	w := &exitWatch{done: make(chan struct{})}
 	fd, err := unix.PidfdOpen(pid, 0)
 	if err == nil && !descendsFrom(pid, launcher) {
+		unix.Close(fd)
+		err = unix.ESRCH
+	}
+	if err == nil && exitedAlready(fd) {
+		// It ended before its meta record was read: when is unknown, and
+		// the time of this look would put it after ranks that ended later.
 		unix.Close(fd)
 		err = unix.ESRCH
 	}
@@ -82,6 +89,18 @@ func watchExit(pid, launcher int, over <-chan struct{}) *exitWatch {
 		}
 	}()
 	return w
+}
+
+// exitedAlready reports whether the process behind pidfd fd has exited
+// (a zombie not yet reaped).
+func exitedAlready(fd int) bool {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(fds, 0)
+		if !errors.Is(err, unix.EINTR) {
+			return n > 0
+		}
+	}
 }
 
 // exitedAt is when the process exited, zero when unknown; it waits for the

@@ -95,11 +95,14 @@ func TestOtherLoadSeesABurner(t *testing.T) {
 	if share < 0.1 {
 		t.Skipf("the burner got %.2f CPUs: the host is too busy to tell it apart", share)
 	}
-	if other < share-0.1 {
+	// The two readings' windows differ by two scans of /proc, slow on a
+	// loaded host, and by a 10 ms tick.
+	tol := max(0.1, 0.3*share)
+	if other < share-tol {
 		t.Errorf("a CPU burner using %.2f CPUs read as %.2f CPUs of other load", share, other)
 	}
 	if !slices.ContainsFunc(busiest, func(p ProcCPU) bool {
-		return p.PID == pid && p.Name == "sh" && math.Abs(p.CPUs-share) < 0.1
+		return p.PID == pid && p.Name == "sh" && math.Abs(p.CPUs-share) < tol
 	}) {
 		t.Errorf("the burner (sh, pid %d, %.2f CPUs by its own ticks) is not among the busiest at its share: %+v", pid, share, busiest)
 	}

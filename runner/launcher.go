@@ -132,7 +132,8 @@ func (g *Launched) Run(ctx context.Context) ([]*Result, error) {
 			out[k].ExitCode, out[k].Signal = code, signal
 		}
 	}
-	if first := firstStopped(out, stopTimes(out, exits, g.RecordsPaths)); first >= 0 && stopped == nil {
+	stoppedAt, tie := stopTimes(out, exits, g.RecordsPaths)
+	if first := firstStopped(out, stoppedAt, tie); first >= 0 && stopped == nil {
 		out[first].StoppedGroup = true
 	}
 	if code != 0 && noRecords(streams) {
@@ -148,9 +149,13 @@ func (g *Launched) Run(ctx context.Context) ([]*Result, error) {
 	return out, nil
 }
 
-// stopTimes are when the ranks stopped: their exit times where every
-// failed rank's is known (exitWatch), else their streams' last writes.
-func stopTimes(out []*Result, exits []*exitWatch, paths []string) []time.Time {
+// stopTimes are when the ranks stopped, and the span within which two of
+// them are a tie: their exit times where every failed rank's is known
+// (exitWatch), each taken as its watcher woke, so two exits nearer than
+// the host's scheduling delay are timed in either order (exitTie); else
+// their streams' last writes, in the kernel's coarse file clock (a tie is
+// the same tick).
+func stopTimes(out []*Result, exits []*exitWatch, paths []string) ([]time.Time, time.Duration) {
 	at := make([]time.Time, len(out))
 	known := true
 	for k, r := range out {
@@ -158,7 +163,7 @@ func stopTimes(out []*Result, exits []*exitWatch, paths []string) []time.Time {
 		known = known && (!r.Failed() || !at[k].IsZero())
 	}
 	if known {
-		return at
+		return at, exitTie
 	}
 	for k, path := range paths {
 		at[k] = time.Time{}
@@ -166,27 +171,41 @@ func stopTimes(out []*Result, exits []*exitWatch, paths []string) []time.Time {
 			at[k] = st.ModTime()
 		}
 	}
-	return at
+	return at, 0
 }
+
+// exitTie: exits this near are a tie. A peer's failed collective follows
+// the death it reports within a few ms, which a loaded host's wake-ups
+// can invert; a launcher stops the other ranks later (torchrun's monitor
+// every 100 ms).
+const exitTie = 20 * time.Millisecond
 
 // firstStopped is the failed rank to blame: the one that stopped first,
 // which the others' broken collectives or the launcher's stop followed,
-// whatever its number. Exit times order the ranks as they died. Without
-// them a stream's mtime stands in, with the kernel's coarse clock (a few
-// ms): a rank killed after a step stops in the same tick as a peer whose
-// all-reduce then failed, so in a tie a stream that ends with the worker's
-// error record was alive to report after the last step, and one that ends
-// silently stopped first. -1 when no rank failed or no time is known.
-func firstStopped(out []*Result, stoppedAt []time.Time) int {
+// whatever its number. In a tie (stopped within tie of each other) a
+// stream that ends with the worker's error record was alive to report
+// after the other had stopped, and one that ends silently stopped first:
+// a rank killed after a step, and a peer whose all-reduce then failed.
+// Otherwise the earlier; equal times, the lower rank. -1 when no rank
+// failed or no time is known.
+func firstStopped(out []*Result, stoppedAt []time.Time, tie time.Duration) int {
 	first := -1
 	for k, r := range out {
 		if !r.Failed() || stoppedAt[k].IsZero() {
 			continue
 		}
-		switch {
-		case first < 0, stoppedAt[k].Before(stoppedAt[first]):
+		if first < 0 {
 			first = k
-		case stoppedAt[k].Equal(stoppedAt[first]) && out[first].Stream.Error != nil && r.Stream.Error == nil:
+			continue
+		}
+		d := stoppedAt[k].Sub(stoppedAt[first])
+		reported, firstReported := r.Stream.Error != nil, out[first].Stream.Error != nil
+		switch {
+		case d.Abs() <= tie && reported != firstReported:
+			if !reported {
+				first = k
+			}
+		case d < 0:
 			first = k
 		}
 	}

@@ -17,26 +17,34 @@ import (
 	"github.com/gcjitter/gcjitter/bench"
 )
 
-// A rank killed after a step and a peer whose all-reduce then failed stop in
-// one tick of the file clock: the silent one is blamed, whatever its number.
+// A rank killed after a step and a peer whose all-reduce then failed stop
+// in one tick of the file clock, or within the exit watchers' wake-ups:
+// the silent one is blamed, whatever its number and whichever was timed
+// first. Beyond the tie, or both silent, the earlier.
 func TestFirstStoppedTie(t *testing.T) {
 	tick := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
 	failedWith := func(err *bench.ErrorRecord) *Result {
 		return &Result{Stream: &bench.Stream{Error: err}} // no end record: failed
 	}
 	peerFailed := &bench.ErrorRecord{Kind: "runtime", Message: "RuntimeError: Connection closed by peer"}
+	ms := time.Millisecond
 	for _, tc := range []struct {
 		name string
 		out  []*Result
 		at   []time.Time
+		tie  time.Duration
 		want int
 	}{
-		{"tie: the silent rank", []*Result{failedWith(peerFailed), failedWith(nil)}, []time.Time{tick, tick}, 1},
-		{"tie, both silent: the lower rank", []*Result{failedWith(nil), failedWith(nil)}, []time.Time{tick, tick}, 0},
-		{"earlier wins over silence", []*Result{failedWith(peerFailed), failedWith(nil)}, []time.Time{tick, tick.Add(time.Millisecond)}, 0},
-		{"no stream file", []*Result{failedWith(nil), failedWith(peerFailed)}, []time.Time{{}, tick}, 1},
+		{"tie: the silent rank", []*Result{failedWith(peerFailed), failedWith(nil)}, []time.Time{tick, tick}, 0, 1},
+		{"tie, both silent: the lower rank", []*Result{failedWith(nil), failedWith(nil)}, []time.Time{tick, tick}, 0, 0},
+		{"earlier wins over silence", []*Result{failedWith(peerFailed), failedWith(nil)}, []time.Time{tick, tick.Add(ms)}, 0, 0},
+		{"no stream file", []*Result{failedWith(nil), failedWith(peerFailed)}, []time.Time{{}, tick}, 0, 1},
+		{"exits within the tie: the silent rank", []*Result{failedWith(peerFailed), failedWith(nil)}, []time.Time{tick, tick.Add(5 * ms)}, exitTie, 1},
+		{"exits within the tie, silent first: the silent rank", []*Result{failedWith(nil), failedWith(peerFailed)}, []time.Time{tick, tick.Add(5 * ms)}, exitTie, 0},
+		{"exits within the tie, both silent: the earlier", []*Result{failedWith(nil), failedWith(nil)}, []time.Time{tick.Add(5 * ms), tick}, exitTie, 1},
+		{"exits beyond the tie: the earlier", []*Result{failedWith(peerFailed), failedWith(nil)}, []time.Time{tick, tick.Add(exitTie + ms)}, exitTie, 0},
 	} {
-		if got := firstStopped(tc.out, tc.at); got != tc.want {
+		if got := firstStopped(tc.out, tc.at, tc.tie); got != tc.want {
 			t.Errorf("%s: blamed rank %d, want %d", tc.name, got, tc.want)
 		}
 	}
@@ -119,6 +127,35 @@ func TestDescendsFrom(t *testing.T) {
 	}
 }
 
+// TestWatchExitOfAnEndedProcess: a rank that ended before its meta record
+// was read has no exit time, not the time it was looked at, which would
+// order it after ranks that ended later.
+func TestWatchExitOfAnEndedProcess(t *testing.T) {
+	child := exec.Command("true")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer child.Wait()
+	pid := child.Process.Pid
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:])); len(f) > 0 && f[0] == "Z" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the child never turned zombie")
+		}
+	}
+	over := make(chan struct{})
+	close(over)
+	if at := watchExit(pid, os.Getpid(), over).exitedAt(); !at.IsZero() {
+		t.Errorf("a process that had ended when watched: exit timed %v, want unknown", at)
+	}
+}
+
 // TestLaunchedStopsARankLeftBehind: a rank in a session of its own (as
 // torchrun starts them) that outlives its launcher holds the launcher's
 // output pipe and would hold the run until it ends; the run ends soon
@@ -131,9 +168,18 @@ func TestLaunchedStopsARankLeftBehind(t *testing.T) {
 	tmpl := filepath.Join(dir, "run.rank{rank}.jsonl")
 	rank0 := strings.ReplaceAll(tmpl, "{rank}", "0")
 	meta := `echo "{\"type\":\"meta\",\"schema\":1,\"pid\":$$}" >> "$0"`
+	// The launcher exits once the rank's meta record is read (its exit
+	// watched), as a real one does long after: a rank that outlives it
+	// before that is no longer its descendant, and is not watched.
+	watched := filepath.Join(dir, "watched")
 	launcher := `setsid sh -c '` + meta + `; exec sleep 600' "` + rank0 + `" &
-sleep 0.5; exit 1`
+i=0; while [ ! -e "` + watched + `" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; exit 1`
 	g := &Launched{
+		OnRecord: func(rank int, rec bench.Record) {
+			if _, ok := rec.(*bench.Meta); ok {
+				os.WriteFile(watched, nil, 0o644)
+			}
+		},
 		Command:      []string{"sh", "-c", launcher, "launcher"},
 		Script:       "worker.pyz",
 		Template:     tmpl,

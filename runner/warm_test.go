@@ -336,8 +336,9 @@ func TestWarmRunStopsLikeACold(t *testing.T) {
 
 	// A server killed while it holds a run: the run fails (its exit status
 	// is lost), the session does not, and the next run gets a new server.
+	// 10 ms a step: the run outlasts the kill by 0.45 s on a loaded host.
 	w = long()
-	w.Args = append(slices.Clone(w.Args), "--steps", "50")
+	w.Args = append(slices.Clone(w.Args), "--steps", "50", "--device-wait-ms", "10")
 	w.OnRecord = func(r bench.Record) {
 		if st, ok := r.(*bench.Step); ok && st.Index == 5 {
 			syscall.Kill(pool.held[len(pool.held)-1].pid, syscall.SIGKILL)

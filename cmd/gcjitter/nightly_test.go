@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
 	"os"
@@ -8,7 +9,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/gcjitter/gcjitter/internal/testpython"
 )
@@ -54,13 +57,30 @@ variants:
 		t.Fatalf("golden update: %v\n%s", err, out)
 	}
 	out := filepath.Join(dir, "nightly")
-	// Cut short in the middle of the gate's four runs (about 6 s each).
-	cmd := exec.Command("timeout", "-s", "TERM", "-k", "60", "12", filepath.Join(repo, "scripts", "nightly.sh"), "-timing", "report", caseFile)
+	// Cut short in the middle of the gate's four runs (about 6 s each),
+	// once one has ended: timeout(1) takes SIGALRM as its time being up
+	// (TERM to the script, exit 124), so the cut does not depend on how
+	// long the build and the gate's start took (a fixed 12 s did).
+	cmd := exec.Command("timeout", "-s", "TERM", "-k", "60", "600", filepath.Join(repo, "scripts", "nightly.sh"), "-timing", "report", caseFile)
 	cmd.Env = append(os.Environ(), "GCJITTER_PYTHON="+py, "GOLDEN="+golden, "HOST_CLASS=test-cpu", "OUT="+out)
-	msg, err := cmd.CombinedOutput()
+	var msgBuf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &msgBuf, &msgBuf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(3 * time.Minute); !ended(filepath.Join(out, "runs", "long", "*", "run-*.jsonl")); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("no run of the gate ended in 3 minutes\n%s", msgBuf.Bytes())
+		}
+	}
+	cmd.Process.Signal(syscall.SIGALRM)
+	err := cmd.Wait()
+	msg := msgBuf.Bytes()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 124 {
-		t.Fatalf("nightly.sh under timeout 12: %v, want it cut short (124)\n%s", err, msg)
+		t.Fatalf("nightly.sh under timeout, its time up: %v, want it cut short (124)\n%s", err, msg)
 	}
 	for _, f := range []struct{ name, partial string }{
 		{"gate.md", "partial: interrupted after "},
@@ -89,4 +109,15 @@ variants:
 	if n < 8 {
 		t.Errorf("%d paths under %s", n, out)
 	}
+}
+
+// ended reports whether a stream matching pattern holds its end record.
+func ended(pattern string) bool {
+	paths, _ := filepath.Glob(pattern)
+	for _, p := range paths {
+		if b, err := os.ReadFile(p); err == nil && bytes.Contains(b, []byte(`"type": "end"`)) {
+			return true
+		}
+	}
+	return false
 }
