@@ -8,7 +8,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -58,21 +60,23 @@ variants:
 	}
 	out := filepath.Join(dir, "nightly")
 	// Cut short in the middle of the gate's four runs (about 6 s each),
-	// once one has ended: timeout(1) takes SIGALRM as its time being up
-	// (TERM to the script, exit 124), so the cut does not depend on how
-	// long the build and the gate's start took (a fixed 12 s did).
+	// once gcjitter has said one is done: timeout(1) takes SIGALRM as its
+	// time being up (TERM to the script, exit 124), so the cut does not
+	// depend on how long the build and the gate's start took (a fixed 12
+	// s did). A run's end record is not enough: cut before its process
+	// exits, it is interrupted.
 	cmd := exec.Command("timeout", "-s", "TERM", "-k", "60", "600", filepath.Join(repo, "scripts", "nightly.sh"), "-timing", "report", caseFile)
 	cmd.Env = append(os.Environ(), "GCJITTER_PYTHON="+py, "GOLDEN="+golden, "HOST_CLASS=test-cpu", "OUT="+out)
-	var msgBuf bytes.Buffer
+	var msgBuf lockedBuffer
 	cmd.Stdout, cmd.Stderr = &msgBuf, &msgBuf
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(3 * time.Minute); !ended(filepath.Join(out, "runs", "long", "*", "run-*.jsonl")); time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(3 * time.Minute); !runDone.Match(msgBuf.Bytes()); time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			cmd.Process.Kill()
 			cmd.Wait()
-			t.Fatalf("no run of the gate ended in 3 minutes\n%s", msgBuf.Bytes())
+			t.Fatalf("no run of the gate done in 3 minutes\n%s", msgBuf.Bytes())
 		}
 	}
 	cmd.Process.Signal(syscall.SIGALRM)
@@ -111,13 +115,24 @@ variants:
 	}
 }
 
-// ended reports whether a stream matching pattern holds its end record.
-func ended(pattern string) bool {
-	paths, _ := filepath.Glob(pattern)
-	for _, p := range paths {
-		if b, err := os.ReadFile(p); err == nil && bytes.Contains(b, []byte(`"type": "end"`)) {
-			return true
-		}
-	}
-	return false
+// runDone is gcjitter's line for a run done.
+var runDone = regexp.MustCompile(`(?m)^gcjitter: run \d+/\d+ \S+ \([^)]*\): ok`)
+
+// lockedBuffer is a bytes.Buffer that a command's output and a test read
+// at once.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) Bytes() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.buf.Bytes())
 }
