@@ -471,12 +471,20 @@ func (s *Session) runOne(ctx context.Context, script string, p PlannedRun, r *re
 		}
 	}
 	failed := firstFailure(res)
+	interrupted := slices.ContainsFunc(res, func(x *Result) bool { return x != nil && errors.Is(x.Stopped, context.Canceled) })
+	if interrupted && measuredWhole(res) {
+		// Interrupted after every rank's end record, in its exit: every
+		// step is measured, and the stop, not the worker, made its exit
+		// status. The run counts, as it would have a moment earlier.
+		interrupted, failed = false, -1
+		r.Reason = "interrupted in its exit, after its end record: kept"
+	}
 	switch {
 	case err != nil:
 		// Records could not be written: the disk, not the worker, failed.
 		r.Status, r.Reason = results.StatusFailed, err.Error()
 		return err
-	case slices.ContainsFunc(res, func(x *Result) bool { return x != nil && errors.Is(x.Stopped, context.Canceled) }):
+	case interrupted:
 		r.Status, r.Reason = results.StatusInterrupted, fmt.Sprintf("interrupted after %d steps", r.Steps)
 	case failed >= 0:
 		r.Status, r.Reason = results.StatusFailed, res[failed].Reason()
@@ -591,6 +599,17 @@ func (s *Session) launched(c *cases.Case, r *results.Run, python, script string,
 		}
 	}
 	return g, stderr, nil
+}
+
+// measuredWhole reports whether every rank's stream is whole: its end
+// record written, no error record.
+func measuredWhole(res []*Result) bool {
+	for _, x := range res {
+		if x == nil || !x.Stream.Complete() || x.Stream.Error != nil {
+			return false
+		}
+	}
+	return len(res) > 0
 }
 
 // firstFailure is the rank that failed first: one that failed on its own,

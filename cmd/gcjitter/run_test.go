@@ -126,6 +126,68 @@ func TestRunEndToEnd(t *testing.T) {
 	}
 }
 
+// A run interrupted in its exit, after its end record, has every step
+// measured: it counts (status ok, summarised), the session still ends
+// as interrupted (130), and the runs after it are skipped.
+func TestRunInterruptedInItsExitKeepsTheRun(t *testing.T) {
+	t.Parallel() // files and exit codes, not timings
+	py := testpython.Torch(t)
+	dir := t.TempDir()
+	// The worker holds on after its end record, as a cold interpreter's
+	// finalisation does (0.7 s on torch 2.15), here until it is stopped.
+	site := filepath.Join(dir, "site")
+	os.MkdirAll(site, 0o755)
+	os.WriteFile(filepath.Join(site, "sitecustomize.py"), []byte(`import os, time
+_write = os.write
+
+def write(fd, data):
+    n = _write(fd, data)
+    if b'"type": "end"' in data:
+        time.sleep(600)
+    return n
+
+os.write = write
+`), 0o644)
+	caseFile := filepath.Join(dir, "held.yaml")
+	os.WriteFile(caseFile, []byte(`name: held
+workload: {model: mlp, hidden: 32, threads: 1}
+steps: 20
+warmup: 1
+runs: 2
+variants:
+  - {name: default, policy: default, env: {PYTHONPATH: `+site+`}}
+`), 0o644)
+	out := filepath.Join(dir, "out")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil {
+			if b, _ := os.ReadFile(filepath.Join(out, "runs", "held", "default", "run-01.jsonl")); bytes.Contains(b, []byte(`"type": "end"`)) {
+				cancel()
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	var stdout, stderr bytes.Buffer
+	if code := run(ctx, []string{"run", "-python", py, "-o", out, caseFile}, &stdout, &stderr); code != 130 {
+		t.Fatalf("exit %d, want 130\n%s", code, stderr.String())
+	}
+	m, err := results.ReadManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var statuses []string
+	for _, r := range m.Runs {
+		statuses = append(statuses, r.Status)
+	}
+	if !slices.Equal(statuses, []string{results.StatusOK, results.StatusSkipped}) || !m.Interrupted {
+		t.Fatalf("statuses %v (interrupted flag %v), want ok then skipped\n%s", statuses, m.Interrupted, stderr.String())
+	}
+	if r := m.Runs[0]; r.Summary == nil || r.Steps != 21 {
+		t.Errorf("the kept run: %d steps, summary %v; want 21 steps summarised", r.Steps, r.Summary)
+	}
+}
+
 func itoa(u uint32) string { return strconv.FormatUint(uint64(u), 10) }
 
 // An interrupted run exits 130 (the shell's code for SIGINT), with the
