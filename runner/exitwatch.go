@@ -14,14 +14,14 @@ import (
 // rank a launcher started, known by the pid in its meta record. Its pidfd
 // (Linux 5.3+) turns readable at the exit, so the ranks' exits are ordered
 // as they happened, to within the host's scheduling delay (each exit is
-// timed when its watcher wakes: a few ms, more on a loaded host; a
-// launcher's stop of the other ranks comes later, torchrun's at its
-// monitor interval). Their streams' last writes are not: ranks in one
+// timed when its watcher wakes: a few ms, more on a loaded host). Their
+// streams' last writes are not: ranks in one
 // collective write the same step's record within a tick of the file clock,
 // in either order, whichever of them then died.
 type exitWatch struct {
-	done chan struct{}
-	at   time.Time // written before done closes
+	done  chan struct{}
+	at    time.Time // written before done closes
+	bound bool      // at is when it was found ended, not when it ended
 }
 
 // exitPoll is how often a watcher looks whether the group is over.
@@ -33,10 +33,10 @@ const exitLinger = time.Second
 
 // watchExit watches pid, a descendant of launcher, until it exits or,
 // after over closes, for exitLinger more, then kills it. Without a pidfd
-// (gone already, an old kernel), for a process that has exited already,
-// or for a pid that is not the launcher's descendant here (a rank in
-// another pid namespace names a number that is someone else's), the exit
-// time stays zero.
+// (gone already, an old kernel), or for a pid that is not the launcher's
+// descendant here (a rank in another pid namespace names a number that is
+// someone else's), the exit time stays zero; for a process that has
+// exited already it is a bound, the time of the look.
 func watchExit(pid, launcher int, over <-chan struct{}) *exitWatch {
 	w := &exitWatch{done: make(chan struct{})}
 	fd, err := unix.PidfdOpen(pid, 0)
@@ -45,10 +45,11 @@ func watchExit(pid, launcher int, over <-chan struct{}) *exitWatch {
 		err = unix.ESRCH
 	}
 	if err == nil && exitedAlready(fd) {
-		// It ended before its meta record was read: when is unknown, and
-		// the time of this look would put it after ranks that ended later.
+		// It ended before its meta record was read: this look bounds when.
 		unix.Close(fd)
-		err = unix.ESRCH
+		w.at, w.bound = time.Now(), true
+		close(w.done)
+		return w
 	}
 	if err != nil {
 		close(w.done)
@@ -103,14 +104,15 @@ func exitedAlready(fd int) bool {
 	}
 }
 
-// exitedAt is when the process exited, zero when unknown; it waits for the
+// exitedAt is when the process exited, zero when unknown, and whether
+// that is only a bound (it had exited when watched); it waits for the
 // watch to end.
-func (w *exitWatch) exitedAt() time.Time {
+func (w *exitWatch) exitedAt() (at time.Time, bound bool) {
 	if w == nil {
-		return time.Time{}
+		return time.Time{}, false
 	}
 	<-w.done
-	return w.at
+	return w.at, w.bound
 }
 
 // descendsFrom reports whether ancestor is pid's parent, or its parent's,

@@ -132,8 +132,7 @@ func (g *Launched) Run(ctx context.Context) ([]*Result, error) {
 			out[k].ExitCode, out[k].Signal = code, signal
 		}
 	}
-	stoppedAt, tie := stopTimes(out, exits, g.RecordsPaths)
-	if first := firstStopped(out, stoppedAt, tie); first >= 0 && stopped == nil {
+	if first := firstStopped(out, stopTimes(out, exits, g.RecordsPaths)); first >= 0 && stopped == nil {
 		out[first].StoppedGroup = true
 	}
 	if code != 0 && noRecords(streams) {
@@ -149,21 +148,31 @@ func (g *Launched) Run(ctx context.Context) ([]*Result, error) {
 	return out, nil
 }
 
-// stopTimes are when the ranks stopped, and the span within which two of
-// them are a tie: their exit times where every failed rank's is known
-// (exitWatch), each taken as its watcher woke, so two exits nearer than
-// the host's scheduling delay are timed in either order (exitTie); else
-// their streams' last writes, in the kernel's coarse file clock (a tie is
-// the same tick).
-func stopTimes(out []*Result, exits []*exitWatch, paths []string) ([]time.Time, time.Duration) {
+// stopTimes are when the ranks stopped: their exit times where they order
+// every failed rank (exitWatch), else their streams' last writes. A rank
+// that had ended when its watch began has only a bound, the time of the
+// look: it orders the ranks where it comes before every other failed
+// rank's exit.
+func stopTimes(out []*Result, exits []*exitWatch, paths []string) []time.Time {
 	at := make([]time.Time, len(out))
+	bound := make([]bool, len(out))
 	known := true
 	for k, r := range out {
-		at[k] = exits[k].exitedAt()
+		at[k], bound[k] = exits[k].exitedAt()
 		known = known && (!r.Failed() || !at[k].IsZero())
 	}
+	for k, r := range out {
+		if !known || !bound[k] || !r.Failed() {
+			continue
+		}
+		for j, o := range out {
+			if j != k && o.Failed() && (bound[j] || !at[k].Before(at[j])) {
+				known = false // it may have ended before or after rank j
+			}
+		}
+	}
 	if known {
-		return at, exitTie
+		return at
 	}
 	for k, path := range paths {
 		at[k] = time.Time{}
@@ -171,41 +180,27 @@ func stopTimes(out []*Result, exits []*exitWatch, paths []string) ([]time.Time, 
 			at[k] = st.ModTime()
 		}
 	}
-	return at, 0
+	return at
 }
-
-// exitTie: exits this near are a tie. A peer's failed collective follows
-// the death it reports within a few ms, which a loaded host's wake-ups
-// can invert; a launcher stops the other ranks later (torchrun's monitor
-// every 100 ms).
-const exitTie = 20 * time.Millisecond
 
 // firstStopped is the failed rank to blame: the one that stopped first,
 // which the others' broken collectives or the launcher's stop followed,
-// whatever its number. In a tie (stopped within tie of each other) a
-// stream that ends with the worker's error record was alive to report
-// after the other had stopped, and one that ends silently stopped first:
-// a rank killed after a step, and a peer whose all-reduce then failed.
-// Otherwise the earlier; equal times, the lower rank. -1 when no rank
-// failed or no time is known.
-func firstStopped(out []*Result, stoppedAt []time.Time, tie time.Duration) int {
+// whatever its number. Exit times order the ranks as they died. Without
+// them a stream's mtime stands in, with the kernel's coarse clock (a few
+// ms): a rank killed after a step stops in the same tick as a peer whose
+// all-reduce then failed, so in a tie a stream that ends with the worker's
+// error record was alive to report after the last step, and one that ends
+// silently stopped first. -1 when no rank failed or no time is known.
+func firstStopped(out []*Result, stoppedAt []time.Time) int {
 	first := -1
 	for k, r := range out {
 		if !r.Failed() || stoppedAt[k].IsZero() {
 			continue
 		}
-		if first < 0 {
-			first = k
-			continue
-		}
-		d := stoppedAt[k].Sub(stoppedAt[first])
-		reported, firstReported := r.Stream.Error != nil, out[first].Stream.Error != nil
 		switch {
-		case d.Abs() <= tie && reported != firstReported:
-			if !reported {
-				first = k
-			}
-		case d < 0:
+		case first < 0, stoppedAt[k].Before(stoppedAt[first]):
+			first = k
+		case stoppedAt[k].Equal(stoppedAt[first]) && out[first].Stream.Error != nil && r.Stream.Error == nil:
 			first = k
 		}
 	}

@@ -474,8 +474,8 @@ func (s *Session) runOne(ctx context.Context, script string, p PlannedRun, r *re
 	interrupted := slices.ContainsFunc(res, func(x *Result) bool { return x != nil && errors.Is(x.Stopped, context.Canceled) })
 	if interrupted && measuredWhole(res) {
 		// Interrupted after every rank's end record, in its exit: every
-		// step is measured, and the stop, not the worker, made its exit
-		// status. The run counts, as it would have a moment earlier.
+		// step is measured, and the stop made its exit status. The run
+		// counts, as it would have a moment earlier.
 		interrupted, failed = false, -1
 		r.Reason = "interrupted in its exit, after its end record: kept"
 	}
@@ -601,11 +601,19 @@ func (s *Session) launched(c *cases.Case, r *results.Run, python, script string,
 	return g, stderr, nil
 }
 
-// measuredWhole reports whether every rank's stream is whole: its end
-// record written, no error record.
+// measuredWhole reports whether every rank's stream is whole (its end
+// record written, no error record) and ended by the interrupt: its exit
+// status 0 or the stop's own signal, not a crash, a timeout, a lost
+// server or another rank's failure.
 func measuredWhole(res []*Result) bool {
 	for _, x := range res {
 		if x == nil || !x.Stream.Complete() || x.Stream.Error != nil {
+			return false
+		}
+		if x.Stopped != nil && !errors.Is(x.Stopped, context.Canceled) {
+			return false
+		}
+		if x.ExitCode != 0 && x.Signal != "SIGTERM" && x.Signal != "SIGKILL" {
 			return false
 		}
 	}

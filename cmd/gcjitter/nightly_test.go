@@ -63,8 +63,7 @@ variants:
 	// once gcjitter has said one is done: timeout(1) takes SIGALRM as its
 	// time being up (TERM to the script, exit 124), so the cut does not
 	// depend on how long the build and the gate's start took (a fixed 12
-	// s did). A run's end record is not enough: cut before its process
-	// exits, it is interrupted.
+	// s did).
 	cmd := exec.Command("timeout", "-s", "TERM", "-k", "60", "600", filepath.Join(repo, "scripts", "nightly.sh"), "-timing", "report", caseFile)
 	cmd.Env = append(os.Environ(), "GCJITTER_PYTHON="+py, "GOLDEN="+golden, "HOST_CLASS=test-cpu", "OUT="+out)
 	var msgBuf lockedBuffer
@@ -72,15 +71,22 @@ variants:
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
 	for deadline := time.Now().Add(3 * time.Minute); !runDone.Match(msgBuf.Bytes()); time.Sleep(50 * time.Millisecond) {
+		select {
+		case err := <-waited:
+			t.Fatalf("nightly.sh ended before a run was done: %v\n%s", err, msgBuf.Bytes())
+		default:
+		}
 		if time.Now().After(deadline) {
 			cmd.Process.Kill()
-			cmd.Wait()
+			<-waited
 			t.Fatalf("no run of the gate done in 3 minutes\n%s", msgBuf.Bytes())
 		}
 	}
 	cmd.Process.Signal(syscall.SIGALRM)
-	err := cmd.Wait()
+	err := <-waited
 	msg := msgBuf.Bytes()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 124 {
