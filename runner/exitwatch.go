@@ -2,9 +2,7 @@ package runner
 
 import (
 	"errors"
-	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -120,15 +118,11 @@ func (w *exitWatch) exitedAt() (at time.Time, bound bool) {
 // process group does not tell.
 func descendsFrom(pid, ancestor int) bool {
 	for range 16 {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			return false
-		}
-		// pid (comm) state ppid ...; comm may hold spaces and parentheses.
-		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		f := procStat(pid) // state ppid ...
 		if len(f) < 2 {
 			return false
 		}
+		var err error
 		if pid, err = strconv.Atoi(f[1]); err != nil || pid <= 1 {
 			return false
 		}

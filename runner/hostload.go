@@ -151,6 +151,27 @@ func procTicks() map[int]procTime {
 	return out
 }
 
+// procStat is /proc/PID/stat's fields from the third (state) on; nil
+// when it cannot be read (the process is gone).
+func procStat(pid int) []string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return nil
+	}
+	return statFields(string(b))
+}
+
+// statFields are a /proc/PID/stat line's fields from the third (state)
+// on: after the command's name, which ends at the last ')' (a name may
+// hold spaces and either parenthesis); nil without one.
+func statFields(line string) []string {
+	end := strings.LastIndexByte(line, ')')
+	if end < 0 {
+		return nil
+	}
+	return strings.Fields(line[end+1:])
+}
+
 // parseProcStat reads a /proc/PID/stat line: the command's name (between
 // the first '(' and the last ')': a name may hold either) and utime +
 // stime, the 14th and 15th fields.
@@ -159,7 +180,7 @@ func parseProcStat(line string) (name string, ticks int64, ok bool) {
 	if open < 0 || end < open {
 		return "", 0, false
 	}
-	f := strings.Fields(line[end+1:]) // from field 3 (state) on
+	f := statFields(line)
 	if len(f) < 13 {
 		return "", 0, false
 	}

@@ -132,11 +132,11 @@ func TestWatchExitOfAnEndedProcess(t *testing.T) {
 	defer child.Wait()
 	pid := child.Process.Pid
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			t.Fatal(err)
+		f := procStat(pid)
+		if f == nil {
+			t.Fatal("the child is gone from /proc")
 		}
-		if f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:])); len(f) > 0 && f[0] == "Z" {
+		if f[0] == "Z" {
 			break
 		}
 		if time.Now().After(deadline) {

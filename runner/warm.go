@@ -2,7 +2,6 @@ package runner
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -317,11 +316,7 @@ func (p *Warm) fromRoot(ctx context.Context, key, python, script string, env []s
 func zombieStatus(pid int) error {
 	deadline := time.Now().Add(zombieWait)
 	for {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			return nil
-		}
-		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		f := procStat(pid)
 		if len(f) < 50 {
 			return nil
 		}
